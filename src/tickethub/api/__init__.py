@@ -1,0 +1,1 @@
+"""The HTTP doors: one FastAPI app, a router per door, one error mapping."""

@@ -1,0 +1,47 @@
+"""The FastAPI application: every door mounted on one app, errors mapped in one place."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from tickethub import __version__
+from tickethub.api import admin, events, problems, tickets
+from tickethub.api.deps import call
+from tickethub.api.limits import BodySizeLimit
+from tickethub.server.runtime import HubRuntime
+
+DESCRIPTION = """
+Agents ask people through tickets and wait; people answer from wherever they are.
+
+Authenticate with `Authorization: Bearer <token>`. Errors are `application/problem+json`
+with a stable `code` and the `field` at fault.
+"""
+
+
+def create_app(hub: HubRuntime) -> FastAPI:
+    """The ASGI app for ``hub``. Its lifespan runs the hub's background loops."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with hub.running():
+            yield
+
+    app = FastAPI(title="tickethub", version=__version__, description=DESCRIPTION,
+                  lifespan=lifespan)
+    app.state.hub = hub
+    problems.install(app)
+    app.add_middleware(BodySizeLimit, max_bytes=hub.settings.max_body_bytes)
+    app.include_router(tickets.router)
+    app.include_router(events.router)
+    app.include_router(admin.router)
+
+    @app.get("/healthz", tags=["health"], summary="Liveness and database check")
+    async def healthz() -> dict[str, object]:
+        last_seq = await call(hub.events.last_seq)
+        return {"status": "ok", "version": __version__, "last_seq": last_seq,
+                "waiters": hub.bus.waiter_count}
+
+    return app

@@ -1,0 +1,47 @@
+"""Request dependencies: the runtime and the authenticated actor."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+from fastapi import Depends, Request
+
+from tickethub.domain.actors import Actor, require_admin
+from tickethub.server.runtime import HubRuntime
+
+T = TypeVar("T")
+
+
+def runtime(request: Request) -> HubRuntime:
+    hub: HubRuntime = request.app.state.hub
+    return hub
+
+
+def bearer_token(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+async def current_actor(request: Request, hub: HubRuntime = Depends(runtime)) -> Actor:
+    """The actor behind the bearer token; 401 without a valid one."""
+    return await call(hub.auth.authenticate, bearer_token(request))
+
+
+async def admin_actor(actor: Actor = Depends(current_actor)) -> Actor:
+    require_admin(actor, "this endpoint")
+    return actor
+
+
+def channel_of(request: Request, default: str = "api") -> str:
+    """Which channel a request came through (``X-Tickethub-Via``: cli, web, api, ...)."""
+    via = request.headers.get("x-tickethub-via", default).strip().lower()
+    return via[:50] if via.replace("-", "").replace("_", "").isalnum() else default
+
+
+async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a (blocking) service call in the worker thread pool."""
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))

@@ -1,0 +1,84 @@
+"""``/api/v1/events``: the event log as pages and as a resumable Server-Sent Events stream."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Query
+from fastapi.responses import StreamingResponse
+
+from tickethub.api.deps import call, current_actor, runtime
+from tickethub.api.schemas import EventOut, EventPage
+from tickethub.domain.actors import Actor
+from tickethub.domain.events import Event
+from tickethub.errors import ValidationFailed
+from tickethub.server.runtime import HubRuntime
+
+router = APIRouter(prefix="/api/v1", tags=["events"])
+
+Hub = Annotated[HubRuntime, Depends(runtime)]
+Me = Annotated[Actor, Depends(current_actor)]
+_STREAM_BATCH = 500
+
+
+@router.get("/events", response_model=EventPage, summary="Events after a sequence number")
+async def list_events(
+    hub: Hub, me: Me,
+    since: Annotated[int, Query(ge=0, description="Last seq you saw; 0 for all.")] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ticket_id: int | None = None,
+    subtree: Annotated[int | None, Query(description="Only this ticket and its "
+                                         "descendants.")] = None,
+) -> EventPage:
+    events = await call(hub.events.since, since, limit=limit, ticket_id=ticket_id,
+                        subtree_of=subtree)
+    return EventPage(items=[EventOut.of(e) for e in events],
+                     last_seq=events[-1].seq if events else since)
+
+
+def _sse(event: Event) -> str:
+    payload = EventOut.of(event).model_dump(mode="json")
+    return f"id: {event.seq}\nevent: {event.type.value}\ndata: {json.dumps(payload)}\n\n"
+
+
+@router.get("/events/stream", summary="Live events as Server-Sent Events",
+            response_class=StreamingResponse)
+async def stream_events(
+    hub: Hub, me: Me,
+    since: Annotated[int | None, Query(ge=0, description="Default: from now.")] = None,
+    ticket_id: int | None = None,
+    subtree: int | None = None,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> StreamingResponse:
+    """Each event is sent with ``id: <seq>``, so a reconnecting client's
+    ``Last-Event-ID`` resumes right after the last event it got. A cursor ahead of the
+    log is refused with 409 before the stream starts."""
+    field = "since"
+    if last_event_id is not None:
+        if not last_event_id.strip().isdigit():
+            raise ValidationFailed("Last-Event-ID must be an event seq", field="Last-Event-ID")
+        since, field = int(last_event_id), "Last-Event-ID"
+    if since is None:
+        since = await call(hub.events.last_seq)
+    first = await call(hub.events.since, since, limit=_STREAM_BATCH, ticket_id=ticket_id,
+                       subtree_of=subtree, field=field)
+    keepalive = hub.settings.sse_keepalive_seconds
+
+    async def body() -> AsyncIterator[str]:
+        cursor = since
+        batch = first
+        with hub.bus.log_signal() as signal:
+            yield "retry: 1000\n\n"
+            while True:
+                for event in batch:
+                    yield _sse(event)
+                    cursor = event.seq
+                if len(batch) < _STREAM_BATCH and not await signal.wait(keepalive):
+                    yield ": keep-alive\n\n"
+                batch = await call(hub.events.since, cursor, limit=_STREAM_BATCH,
+                                   ticket_id=ticket_id, subtree_of=subtree)
+
+    return StreamingResponse(body(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -1,0 +1,210 @@
+"""Wire schemas of the native API (pydantic at the edge, dataclasses inside)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+
+from tickethub.domain.events import Event
+from tickethub.domain.messages import Message
+from tickethub.domain.status import Kind, Status
+from tickethub.domain.tickets import Ticket
+
+Label = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TicketIn(Strict):
+    """A new ticket: what the agent asks."""
+
+    title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    body: Annotated[str, StringConstraints(max_length=200_000)] = ""
+    kind: Kind = Kind.QUESTION
+    parent_id: int | None = Field(None, ge=1)
+    labels: list[Label] = Field(default_factory=list, max_length=50)
+    assignee: Name | None = None
+    due_at: AwareDatetime | None = Field(None, description="When an unanswered ticket "
+                                         "expires (an approval then counts as denied).")
+    response_schema: dict[str, Any] | None = Field(None, description="JSON Schema the "
+                                                   "answer's data (or an edited approval) "
+                                                   "must satisfy.")
+    proposal: Any = Field(None, description="For approvals: the proposed action.")
+    refs: dict[str, Any] = Field(default_factory=dict, description="Links to the outside.")
+
+
+class AnswerOut(BaseModel):
+    text: str | None
+    data: Any
+    by: str
+    via: str
+    at: datetime
+
+
+class TicketOut(BaseModel):
+    id: int
+    parent_id: int | None
+    kind: Kind
+    title: str
+    body: str
+    status: Status
+    outcome: str | None = Field(description="null while waiting; else the result to act on "
+                                "(an expired approval is 'denied').")
+    created_by: str
+    assignee: str | None
+    labels: list[str]
+    due_at: datetime | None
+    next_attention_at: datetime | None
+    answer: AnswerOut | None
+    response_schema: dict[str, Any] | None
+    proposal: Any
+    refs: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    version: int
+    url: str
+    html_url: str
+
+    @classmethod
+    def of(cls, ticket: Ticket, base_url: str) -> TicketOut:
+        answer = ticket.answer
+        return cls(
+            id=ticket.id, parent_id=ticket.parent_id, kind=ticket.kind, title=ticket.title,
+            body=ticket.body, status=ticket.status, outcome=ticket.outcome,
+            created_by=ticket.created_by, assignee=ticket.assignee, labels=list(ticket.labels),
+            due_at=ticket.due_at, next_attention_at=ticket.next_attention_at,
+            answer=AnswerOut(text=answer.text, data=answer.data, by=answer.by, via=answer.via,
+                             at=answer.at) if answer else None,
+            response_schema=ticket.response_schema, proposal=ticket.proposal,
+            refs=ticket.refs, created_at=ticket.created_at, updated_at=ticket.updated_at,
+            version=ticket.version, url=f"{base_url}/api/v1/tickets/{ticket.id}",
+            html_url=f"{base_url}/t/{ticket.id}",
+        )
+
+
+class TicketPage(BaseModel):
+    items: list[TicketOut]
+    next_cursor: str | None
+
+
+class TreeNode(BaseModel):
+    ticket: TicketOut
+    children: list[TreeNode]
+
+
+class Versioned(Strict):
+    version: int | None = Field(None, ge=1, description="If given, the change applies only "
+                                "to this version of the ticket (else 409 stale_version).")
+
+
+class MessageIn(Strict):
+    body: Annotated[str, StringConstraints(min_length=1, max_length=200_000)]
+    data: Any = None
+
+
+class MessageOut(BaseModel):
+    id: int
+    ticket_id: int
+    author: str
+    via: str
+    kind: str
+    body: str
+    trusted: bool
+    external_id: str | None
+    data: Any
+    created_at: datetime
+
+    @classmethod
+    def of(cls, m: Message) -> MessageOut:
+        return cls(id=m.id, ticket_id=m.ticket_id, author=m.author, via=m.via, kind=m.kind,
+                   body=m.body, trusted=m.trusted, external_id=m.external_id, data=m.data,
+                   created_at=m.created_at)
+
+
+class AnswerIn(Versioned):
+    text: Annotated[str, StringConstraints(max_length=200_000)] | None = None
+    data: Any = None
+
+
+class ApproveIn(Versioned):
+    comment: Annotated[str, StringConstraints(max_length=200_000)] | None = None
+    edited: Any = Field(None, description="An edited proposal; must satisfy response_schema.")
+
+
+class DenyIn(Versioned):
+    reason: Annotated[str, StringConstraints(max_length=200_000)] | None = None
+
+
+class TransitionIn(Versioned):
+    to: Literal["open", "in_progress", "deferred", "done", "cancelled"]
+    until: AwareDatetime | None = Field(None, description="For 'deferred': when the ticket "
+                                        "comes back.")
+    reason: Annotated[str, StringConstraints(max_length=10_000)] | None = None
+
+
+class AssignIn(Versioned):
+    assignee: Name | None
+
+
+class LabelIn(Versioned):
+    add: list[Label] = Field(default_factory=list, max_length=50)
+    remove: list[Label] = Field(default_factory=list, max_length=50)
+
+
+class EventOut(BaseModel):
+    seq: int
+    type: str
+    ticket_id: int
+    actor: str
+    data: dict[str, Any]
+    at: datetime
+
+    @classmethod
+    def of(cls, e: Event) -> EventOut:
+        return cls(seq=e.seq, type=e.type.value, ticket_id=e.ticket_id, actor=e.actor,
+                   data=e.data, at=e.at)
+
+
+class EventPage(BaseModel):
+    items: list[EventOut]
+    last_seq: int = Field(description="Pass as 'since' to get what comes next.")
+
+
+class TokenIn(Strict):
+    role: Literal["agent", "responder", "admin"]
+    name: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+
+
+class TokenOut(BaseModel):
+    id: int
+    name: str
+    role: str
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None = None
+    token: str | None = Field(None, description="Only in the response that created it.")
+
+
+class WebhookIn(Strict):
+    url: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+    events: list[str] = Field(default_factory=list, description="Event types; empty = all.")
+    secret: str | None = None
+
+
+class WebhookOut(BaseModel):
+    id: int
+    url: str
+    events: list[str]
+    created_at: datetime
+    secret: str | None = None
+
+
+class ActorOut(BaseModel):
+    name: str
+    role: str
+    kind: str

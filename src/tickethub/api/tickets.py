@@ -1,0 +1,207 @@
+"""``/api/v1/tickets``: ask, read, list, tree, messages, answer, approve, deny, transition,
+assign, label, and wait."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+
+from tickethub.api.deps import call, channel_of, current_actor, runtime
+from tickethub.api.schemas import (
+    AnswerIn,
+    ApproveIn,
+    AssignIn,
+    DenyIn,
+    LabelIn,
+    MessageIn,
+    MessageOut,
+    TicketIn,
+    TicketOut,
+    TicketPage,
+    TransitionIn,
+    TreeNode,
+)
+from tickethub.domain.actors import Actor
+from tickethub.domain.status import Kind, Status
+from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
+from tickethub.errors import ValidationFailed
+from tickethub.server.runtime import HubRuntime
+
+router = APIRouter(prefix="/api/v1", tags=["tickets"])
+
+Hub = Annotated[HubRuntime, Depends(runtime)]
+Me = Annotated[Actor, Depends(current_actor)]
+
+
+def _out(hub: HubRuntime, ticket: Ticket) -> TicketOut:
+    return TicketOut.of(ticket, hub.settings.effective_public_url)
+
+
+@router.post("/tickets", status_code=201, response_model=TicketOut,
+             summary="Ask: open a ticket")
+async def create_ticket(
+    body: TicketIn, hub: Hub, me: Me, response: Response,
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+) -> TicketOut:
+    """Open a ticket. With an ``Idempotency-Key`` header a retried request returns the
+    ticket the first one made (200, ``Idempotent-Replayed: true``) instead of a second."""
+    draft = TicketDraft(
+        kind=body.kind, title=body.title, body=body.body, parent_id=body.parent_id,
+        assignee=body.assignee, labels=tuple(body.labels), due_at=body.due_at,
+        response_schema=body.response_schema, proposal=body.proposal, refs=body.refs,
+    )
+    ticket, created = await call(hub.tickets.ask, me, draft, idempotency_key)
+    if not created:
+        response.status_code = 200
+        response.headers["Idempotent-Replayed"] = "true"
+    response.headers["Location"] = f"/api/v1/tickets/{ticket.id}"
+    return _out(hub, ticket)
+
+
+@router.get("/tickets", response_model=TicketPage, summary="List tickets")
+async def list_tickets(
+    hub: Hub, me: Me,
+    status: Annotated[list[Status] | None, Query(description="Repeat for several.")] = None,
+    kind: Kind | None = None,
+    label: str | None = None,
+    assignee: str | None = None,
+    parent_id: int | None = None,
+    created_by: str | None = None,
+    q: Annotated[str | None, Query(max_length=200, description="Words in the title, body "
+                                   "or messages.")] = None,
+    ref: Annotated[str | None, Query(description="name=value, e.g. ap_task_id=...")] = None,
+    cursor: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> TicketPage:
+    after = None
+    if cursor is not None:
+        if not cursor.isdigit():
+            raise ValidationFailed("not a cursor this API returned", field="cursor")
+        after = int(cursor)
+    ref_pair = None
+    if ref is not None:
+        name, sep, value = ref.partition("=")
+        if not sep or not name:
+            raise ValidationFailed("ref must look like name=value", field="ref")
+        ref_pair = (name, value)
+    query = TicketQuery(
+        status=tuple(status or ()), kind=kind, label=label, assignee=assignee,
+        parent_id=parent_id, created_by=created_by, q=q, ref=ref_pair, after=after, limit=limit,
+    )
+    page = await call(hub.tickets.list, query)
+    return TicketPage(items=[_out(hub, t) for t in page.items], next_cursor=page.next_cursor)
+
+
+@router.get("/tickets/{ticket_id}", response_model=TicketOut, summary="Get a ticket")
+async def get_ticket(ticket_id: int, hub: Hub, me: Me) -> TicketOut:
+    return _out(hub, await call(hub.tickets.get, ticket_id))
+
+
+@router.get("/tickets/{ticket_id}/tree", response_model=TreeNode,
+            summary="The ticket and its subtree")
+async def ticket_tree(
+    ticket_id: int, hub: Hub, me: Me, depth: Annotated[int, Query(ge=0, le=32)] = 3,
+) -> TreeNode:
+    tickets = await call(hub.tickets.subtree, ticket_id, depth)
+    nodes = {t.id: TreeNode(ticket=_out(hub, t), children=[]) for t in tickets}
+    for t in tickets[1:]:
+        if t.parent_id in nodes:
+            nodes[t.parent_id].children.append(nodes[t.id])
+    return nodes[tickets[0].id]
+
+
+@router.get("/tickets/{ticket_id}/messages", response_model=list[MessageOut],
+            summary="Messages on a ticket, oldest first")
+async def list_messages(ticket_id: int, hub: Hub, me: Me) -> list[MessageOut]:
+    return [MessageOut.of(m) for m in await call(hub.tickets.messages, ticket_id)]
+
+
+@router.post("/tickets/{ticket_id}/messages", status_code=201, response_model=MessageOut,
+             summary="Post a message")
+async def post_message(
+    ticket_id: int, body: MessageIn, hub: Hub, me: Me, request: Request
+) -> MessageOut:
+    message = await call(hub.tickets.post_message, me, ticket_id, body.body,
+                         channel_of(request), data=body.data)
+    return MessageOut.of(message)
+
+
+@router.post("/tickets/{ticket_id}/answer", response_model=TicketOut, summary="Answer")
+async def answer(ticket_id: int, body: AnswerIn, hub: Hub, me: Me, request: Request
+                 ) -> TicketOut:
+    """Resolve a question, task or info ticket. ``data`` must satisfy the ticket's
+    ``response_schema`` (422 naming the failing field)."""
+    ticket = await call(hub.tickets.answer, me, ticket_id, body.text, body.data,
+                        channel_of(request), expected_version=body.version)
+    return _out(hub, ticket)
+
+
+@router.post("/tickets/{ticket_id}/approve", response_model=TicketOut, summary="Approve")
+async def approve(ticket_id: int, body: ApproveIn, hub: Hub, me: Me, request: Request
+                  ) -> TicketOut:
+    ticket = await call(hub.tickets.approve, me, ticket_id, body.comment, body.edited,
+                        channel_of(request), expected_version=body.version)
+    return _out(hub, ticket)
+
+
+@router.post("/tickets/{ticket_id}/deny", response_model=TicketOut, summary="Deny")
+async def deny(ticket_id: int, body: DenyIn, hub: Hub, me: Me, request: Request) -> TicketOut:
+    ticket = await call(hub.tickets.deny, me, ticket_id, body.reason, channel_of(request),
+                        expected_version=body.version)
+    return _out(hub, ticket)
+
+
+@router.post("/tickets/{ticket_id}/transition", response_model=TicketOut,
+             summary="Move to in_progress, done, cancelled, deferred, or reopen")
+async def transition(ticket_id: int, body: TransitionIn, hub: Hub, me: Me, request: Request
+                     ) -> TicketOut:
+    ticket = await call(hub.tickets.transition, me, ticket_id, Status(body.to),
+                        channel_of(request), until=body.until, reason=body.reason,
+                        expected_version=body.version)
+    return _out(hub, ticket)
+
+
+@router.post("/tickets/{ticket_id}/assign", response_model=TicketOut, summary="Assign")
+async def assign(ticket_id: int, body: AssignIn, hub: Hub, me: Me) -> TicketOut:
+    ticket = await call(hub.tickets.assign, me, ticket_id, body.assignee,
+                        expected_version=body.version)
+    return _out(hub, ticket)
+
+
+@router.post("/tickets/{ticket_id}/labels", response_model=TicketOut,
+             summary="Add and remove labels")
+async def label(ticket_id: int, body: LabelIn, hub: Hub, me: Me) -> TicketOut:
+    ticket = await call(hub.tickets.label, me, ticket_id, body.add, body.remove,
+                        expected_version=body.version)
+    return _out(hub, ticket)
+
+
+@router.get("/tickets/{ticket_id}/wait", response_model=TicketOut,
+            summary="Long-poll until the ticket is resolved")
+async def wait(
+    ticket_id: int, hub: Hub, me: Me, response: Response,
+    timeout: Annotated[float, Query(ge=0, le=60, description="Seconds, at most 60.")] = 30,
+) -> TicketOut:
+    """Returns as soon as the ticket leaves the waiting states (open, in_progress,
+    deferred), else after ``timeout`` seconds with its current state and the header
+    ``X-Tickethub-Timed-Out: true``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + min(timeout, hub.settings.wait_max_seconds)
+    while True:
+        # Register before reading: a change committed after the read still wakes us.
+        with hub.bus.ticket_signal(ticket_id) as changed:
+            ticket = await call(hub.tickets.get, ticket_id)
+            remaining = deadline - loop.time()
+            if not ticket.waiting or remaining <= 0:
+                break
+            try:
+                fresh = await asyncio.wait_for(changed, remaining)
+            except TimeoutError:
+                continue
+            if fresh is not None and not fresh.waiting:
+                ticket = fresh
+                break
+    response.headers["X-Tickethub-Timed-Out"] = "true" if ticket.waiting else "false"
+    return _out(hub, ticket)

@@ -1,0 +1,1 @@
+"""Wakeups: who is waiting on which ticket, and on the event log."""

@@ -1,0 +1,92 @@
+"""The in-process bus: wakes waiters of one server process within microseconds.
+
+``notify`` may be called from any thread (services run in a thread pool); waiting happens
+on the event loop the bus is bound to. Registration comes before the waiter reads the
+state, so a change that commits between the read and the sleep still wakes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from tickethub.domain.tickets import Ticket
+
+
+class LogSignal:
+    """Set whenever new events are committed; a stream clears it before reading."""
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+
+    async def wait(self, timeout: float) -> bool:
+        try:
+            await asyncio.wait_for(self.event.wait(), timeout)
+        except TimeoutError:
+            return False
+        self.event.clear()
+        return True
+
+
+class InProcessBus:
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._ticket_waiters: dict[int, set[asyncio.Future[Ticket | None]]] = {}
+        self._log_signals: set[LogSignal] = set()
+        self.last_seq = 0
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._loop_thread = threading.get_ident()
+
+    def unbind(self) -> None:
+        self._loop = None
+
+    @property
+    def waiter_count(self) -> int:
+        return sum(len(futures) for futures in self._ticket_waiters.values())
+
+    def notify(self, seq: int, tickets: Sequence[Ticket]) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        if threading.get_ident() == self._loop_thread:
+            self._dispatch(seq, tickets)
+        else:
+            loop.call_soon_threadsafe(self._dispatch, seq, tickets)
+
+    def _dispatch(self, seq: int, tickets: Sequence[Ticket]) -> None:
+        self.last_seq = max(self.last_seq, seq)
+        for ticket in tickets:
+            for future in self._ticket_waiters.pop(ticket.id, ()):
+                if not future.done():
+                    future.set_result(ticket)
+        for signal in self._log_signals:
+            signal.event.set()
+
+    @contextmanager
+    def ticket_signal(self, ticket_id: int) -> Iterator[asyncio.Future[Ticket | None]]:
+        """A future resolved with the ticket's new state at its next change."""
+        future: asyncio.Future[Ticket | None] = asyncio.get_running_loop().create_future()
+        waiters = self._ticket_waiters.setdefault(ticket_id, set())
+        waiters.add(future)
+        try:
+            yield future
+        finally:
+            waiters = self._ticket_waiters.get(ticket_id)
+            if waiters is not None:
+                waiters.discard(future)
+                if not waiters:
+                    del self._ticket_waiters[ticket_id]
+
+    @contextmanager
+    def log_signal(self) -> Iterator[LogSignal]:
+        signal = LogSignal()
+        self._log_signals.add(signal)
+        try:
+            yield signal
+        finally:
+            self._log_signals.discard(signal)

@@ -1,0 +1,32 @@
+"""Messages: who said what on a ticket, through which channel."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+
+class MessageKind(StrEnum):
+    COMMENT = "comment"
+    ANSWER = "answer"
+    SYSTEM = "system"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message. ``external_id`` (a comment id, a Message-ID, a chat event id) is unique
+    per channel, so nothing is imported twice. ``trusted`` is false for text from people
+    who may not steer the agent: it is kept, but never handed over as an instruction."""
+
+    id: int
+    ticket_id: int
+    author: str
+    via: str
+    body: str
+    kind: MessageKind
+    trusted: bool
+    created_at: datetime
+    external_id: str | None = None
+    data: Any = None

@@ -1,0 +1,109 @@
+"""Tickets: one unit of work or one question, in a tree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from tickethub.domain.status import Kind, Status, check_transition, is_waiting
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What resolved a ticket: free text plus structured data, who gave it and through where."""
+
+    text: str | None
+    data: Any
+    by: str
+    via: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """A ticket as stored. ``path`` is the materialized ancestry, ``/1/5/9/`` for ticket 9."""
+
+    id: int
+    kind: Kind
+    title: str
+    body: str
+    status: Status
+    created_by: str
+    created_at: datetime
+    updated_at: datetime
+    version: int = 1
+    parent_id: int | None = None
+    path: str = ""
+    assignee: str | None = None
+    labels: tuple[str, ...] = ()
+    due_at: datetime | None = None
+    next_attention_at: datetime | None = None
+    answer: Answer | None = None
+    response_schema: JSON | None = None
+    proposal: Any = None
+    refs: JSON = field(default_factory=dict)
+
+    @property
+    def waiting(self) -> bool:
+        return is_waiting(self.status)
+
+    @property
+    def outcome(self) -> str | None:
+        """The typed result an agent acts on; ``None`` while the ticket is waiting.
+
+        An approval that expired is ``denied``: approvals fail closed.
+        """
+        if self.waiting:
+            return None
+        if self.status is Status.EXPIRED and self.kind is Kind.APPROVAL:
+            return Status.DENIED.value
+        return self.status.value
+
+    def moved_to(self, target: Status, at: datetime) -> Ticket:
+        """This ticket in ``target`` status; raises ``IllegalTransition`` when not allowed."""
+        check_transition(self.kind, self.status, target)
+        return replace(self, status=target, updated_at=at, version=self.version + 1)
+
+    def changed(self, at: datetime, **fields: Any) -> Ticket:
+        """This ticket with ``fields`` replaced, its version bumped."""
+        return replace(self, updated_at=at, version=self.version + 1, **fields)
+
+
+def normalize_labels(labels: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Labels are trimmed, lower-cased, unique and sorted, so filters match predictably."""
+    return tuple(sorted({label.strip().lower() for label in labels if label.strip()}))
+
+
+@dataclass(frozen=True, slots=True)
+class TicketDraft:
+    """What an asker supplies for a new ticket; the store gives it an id and a path."""
+
+    kind: Kind
+    title: str
+    body: str = ""
+    parent_id: int | None = None
+    assignee: str | None = None
+    labels: tuple[str, ...] = ()
+    due_at: datetime | None = None
+    response_schema: JSON | None = None
+    proposal: Any = None
+    refs: JSON = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TicketQuery:
+    """Filters for listing tickets, newest first, ``after`` being the last id seen."""
+
+    status: tuple[Status, ...] = ()
+    kind: Kind | None = None
+    label: str | None = None
+    assignee: str | None = None
+    parent_id: int | None = None
+    created_by: str | None = None
+    q: str | None = None
+    ref: tuple[str, str] | None = None
+    after: int | None = None
+    limit: int = 50

@@ -1,0 +1,139 @@
+"""The one exception tree of tickethub.
+
+Every error a user can cause is a :class:`TickethubError` subclass carrying an HTTP
+``status``, a stable machine-readable ``code`` and, where one field is to blame, that
+``field``. The API turns them into ``application/problem+json`` in one place
+(``api/problems.py``); the CLI turns them into one line and an exit code (``cli/output.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class TickethubError(Exception):
+    """Base class: a user-facing error with a status, a stable code and a message."""
+
+    status: ClassVar[int] = 400
+    code: ClassVar[str] = "bad_request"
+    title: ClassVar[str] = "Bad request"
+
+    def __init__(self, detail: str, *, field: str | None = None, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.field = field
+        self.extra = extra
+
+    def to_problem(self) -> dict[str, Any]:
+        """The RFC 9457 problem document for this error (without ``instance``)."""
+        problem: dict[str, Any] = {
+            "type": f"https://tickethub.dev/problems/{self.code}",
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+            "code": self.code,
+        }
+        if self.field is not None:
+            problem["field"] = self.field
+        problem.update(self.extra)
+        return problem
+
+
+class BadRequest(TickethubError):
+    status = 400
+    code = "bad_request"
+    title = "Bad request"
+
+
+class MalformedJSON(TickethubError):
+    status = 400
+    code = "malformed_json"
+    title = "Malformed JSON"
+
+
+class Unauthenticated(TickethubError):
+    status = 401
+    code = "unauthenticated"
+    title = "Authentication required"
+
+
+class Forbidden(TickethubError):
+    status = 403
+    code = "forbidden"
+    title = "Forbidden"
+
+
+class NotFound(TickethubError):
+    status = 404
+    code = "not_found"
+    title = "Not found"
+
+
+class Conflict(TickethubError):
+    status = 409
+    code = "conflict"
+    title = "Conflict"
+
+
+class IllegalTransition(Conflict):
+    code = "illegal_transition"
+    title = "Illegal status transition"
+
+    def __init__(self, current: str, target: str, detail: str | None = None) -> None:
+        super().__init__(
+            detail or f"a ticket cannot go from {current!r} to {target!r}",
+            field="status",
+            current=current,
+            target=target,
+        )
+        self.current = current
+        self.target = target
+
+
+class StaleVersion(Conflict):
+    code = "stale_version"
+    title = "Stale version"
+
+    def __init__(self, expected: int, actual: int) -> None:
+        super().__init__(
+            f"the ticket is at version {actual}, not {expected}; reload it and retry",
+            field="version",
+            expected=expected,
+            actual=actual,
+        )
+
+
+class IdempotencyKeyReused(Conflict):
+    code = "idempotency_key_reused"
+    title = "Idempotency key reused with a different request"
+
+
+class CursorAhead(Conflict):
+    code = "cursor_ahead"
+    title = "Event cursor is ahead of the log"
+
+
+class PayloadTooLarge(TickethubError):
+    status = 413
+    code = "payload_too_large"
+    title = "Payload too large"
+
+
+class ValidationFailed(TickethubError):
+    status = 422
+    code = "validation_failed"
+    title = "Validation failed"
+
+    def __init__(
+        self, detail: str, *, field: str | None = None, errors: list[dict[str, Any]] | None = None
+    ) -> None:
+        extra: dict[str, Any] = {}
+        if errors:
+            extra["errors"] = errors
+        super().__init__(detail, field=field, **extra)
+
+
+class Unavailable(TickethubError):
+    status = 503
+    code = "unavailable"
+    title = "Service unavailable"

@@ -1,0 +1,1 @@
+"""The composition root: wires settings, store, bus, services and background loops."""

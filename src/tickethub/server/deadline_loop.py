@@ -1,0 +1,41 @@
+"""Sleeps until the next deadline (or a change that may bring one closer) and runs it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from tickethub.bus.memory import InProcessBus
+from tickethub.services.deadlines import DeadlineService
+from tickethub.services.ports import Clock
+
+log = logging.getLogger(__name__)
+
+
+class DeadlineLoop:
+    def __init__(self, deadlines: DeadlineService, clock: Clock, bus: InProcessBus,
+                 max_sleep: float) -> None:
+        self._deadlines = deadlines
+        self._clock = clock
+        self._bus = bus
+        self._max_sleep = max_sleep
+
+    async def run(self) -> None:
+        with self._bus.log_signal() as signal:
+            while True:
+                try:
+                    expired = await asyncio.to_thread(self._deadlines.run_due)
+                    if expired:
+                        log.info("deadlines: %d ticket(s) expired or back from deferral",
+                                 len(expired))
+                    upcoming = await asyncio.to_thread(self._deadlines.next_deadline)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("deadline round failed")
+                    upcoming = None
+                sleep = self._max_sleep
+                if upcoming is not None:
+                    sleep = min(sleep, max(0.0, (upcoming - self._clock.now()).total_seconds()))
+                # Any new event may carry an earlier deadline, so it also ends the sleep.
+                await signal.wait(sleep + 0.01)

@@ -1,0 +1,108 @@
+"""``HubRuntime``: everything one hub process needs, built from ``Settings``.
+
+Construction migrates the database. ``async with runtime.running():`` binds the bus to
+the event loop, makes sure an admin exists, catches up on deadlines missed while down,
+and runs the deadline loop and one delivery worker per channel until the block exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+
+from tickethub.bus.memory import InProcessBus
+from tickethub.channels.base import Channel
+from tickethub.channels.webhook import WebhookChannel
+from tickethub.channels.worker import DeliveryWorker
+from tickethub.server.deadline_loop import DeadlineLoop
+from tickethub.server.system import SystemClock, TokenGenerator
+from tickethub.services.auth import AuthService
+from tickethub.services.deadlines import DeadlineService
+from tickethub.services.deliveries import DeliveryService
+from tickethub.services.events import EventService
+from tickethub.services.ports import Clock, SecretGenerator
+from tickethub.services.tickets import TicketService
+from tickethub.services.webhooks import WebhookService
+from tickethub.settings import Settings
+from tickethub.store.engine import make_engine
+from tickethub.store.migrate import upgrade
+from tickethub.store.sql_store import SqlStore
+
+log = logging.getLogger("tickethub")
+
+
+class HubRuntime:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Clock | None = None,
+        secrets: SecretGenerator | None = None,
+    ) -> None:
+        self.settings = settings
+        self.clock = clock or SystemClock()
+        self.secrets = secrets or TokenGenerator()
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self.engine = make_engine(settings.effective_database_url)
+        upgrade(self.engine)
+        self.store = SqlStore(self.engine)
+        self.bus = InProcessBus()
+        self.tickets = TicketService(self.store, self.clock, self.bus)
+        self.events = EventService(self.store)
+        self.auth = AuthService(self.store, self.clock, self.secrets)
+        self.deadlines = DeadlineService(self.store, self.clock, self.bus)
+        self.webhooks = WebhookService(self.store, self.clock, self.secrets)
+        self.deliveries = DeliveryService(
+            self.store, self.clock,
+            max_attempts=settings.delivery_max_attempts,
+            backoff_seconds=settings.delivery_backoff_seconds,
+            backoff_max_seconds=settings.delivery_backoff_max_seconds,
+        )
+        self.http = httpx.AsyncClient(timeout=settings.delivery_timeout_seconds)
+        self.channels: list[Channel] = [WebhookChannel(self.webhooks, self.http)]
+        self.generated_admin_token: str | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def add_channel(self, channel: Channel) -> None:
+        """Register an outbound channel; call before ``running()``."""
+        self.channels.append(channel)
+
+    def public_url(self, path: str = "") -> str:
+        return self.settings.effective_public_url + path
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[HubRuntime]:
+        self.bus.bind(asyncio.get_running_loop())
+        self.bus.last_seq = await asyncio.to_thread(self.events.last_seq)
+        admin = self.settings.admin_token
+        self.generated_admin_token = await asyncio.to_thread(
+            self.auth.bootstrap_admin, admin.get_secret_value() if admin else None
+        )
+        caught_up = await asyncio.to_thread(self.deadlines.run_due)
+        if caught_up:
+            log.info("expired %d ticket(s) whose deadline passed while the hub was down",
+                     len(caught_up))
+        loops = [DeadlineLoop(self.deadlines, self.clock, self.bus,
+                              self.settings.deadline_check_max_seconds).run()]
+        loops += [
+            DeliveryWorker(channel, self.deliveries, self.bus,
+                           self.settings.delivery_poll_seconds).run()
+            for channel in self.channels
+        ]
+        self._tasks = [asyncio.create_task(loop) for loop in loops]
+        try:
+            yield self
+        finally:
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            self._tasks = []
+            self.bus.unbind()
+            await self.http.aclose()
+
+    def close(self) -> None:
+        self.engine.dispose()

@@ -1,0 +1,1 @@
+"""Use cases: the only way state changes. Doors and channels call these."""

@@ -1,0 +1,88 @@
+"""Actors and API tokens: bootstrap the admin, create and revoke tokens, authenticate.
+
+Tokens are random and long, so a SHA-256 of the token is what is stored and looked up;
+the plain token is shown once, when it is made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from tickethub.domain.actors import Actor, ActorKind, Role, require_admin
+from tickethub.errors import Conflict, NotFound, Unauthenticated, ValidationFailed
+from tickethub.services.ports import Clock, SecretGenerator, Store, TokenRecord
+
+_NAME = re.compile(r"^[A-Za-z0-9_.@:+-]{1,100}$")
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class AuthService:
+    def __init__(self, store: Store, clock: Clock, secrets: SecretGenerator) -> None:
+        self._store = store
+        self._clock = clock
+        self._secrets = secrets
+
+    def bootstrap_admin(self, configured_token: str | None) -> str | None:
+        """Make sure an admin exists. Returns a newly generated admin token to show once,
+        or ``None`` when nothing new was generated (an admin existed, or the configured
+        token was registered)."""
+        now = self._clock.now()
+        with self._store.write() as uow:
+            if configured_token and uow.actors.by_token_hash(hash_token(configured_token)):
+                return None
+            has_admin = uow.actors.count_admins() > 0
+            if has_admin and not configured_token:
+                return None
+            admin = uow.actors.get("admin") or uow.actors.add(
+                Actor("admin", Role.ADMIN, ActorKind.PERSON), now
+            )
+            token = configured_token or self._secrets.token()
+            uow.actors.add_token(admin, "admin", hash_token(token), token[:10], now)
+        return None if configured_token else token
+
+    def create_token(
+        self, by: Actor, name: str, role: Role, kind: ActorKind | None = None
+    ) -> tuple[str, TokenRecord]:
+        """A new token for the actor ``name`` (created with ``role`` if new)."""
+        require_admin(by, "creating tokens")
+        if not _NAME.match(name):
+            raise ValidationFailed(
+                "a name is 1-100 letters, digits or _.@:+-", field="name"
+            )
+        now = self._clock.now()
+        token = self._secrets.token()
+        with self._store.write() as uow:
+            actor = uow.actors.get(name)
+            if actor is None:
+                default_kind = ActorKind.AGENT if role is Role.AGENT else ActorKind.PERSON
+                actor = uow.actors.add(Actor(name, role, kind or default_kind), now)
+            elif actor.role is not role:
+                raise Conflict(
+                    f"{name} already exists with role {actor.role}, not {role}", field="role"
+                )
+            record = uow.actors.add_token(actor, name, hash_token(token), token[:10], now)
+        return token, record
+
+    def authenticate(self, token: str | None) -> Actor:
+        if not token:
+            raise Unauthenticated("send 'Authorization: Bearer <token>'", field="Authorization")
+        with self._store.read() as uow:
+            actor = uow.actors.by_token_hash(hash_token(token))
+        if actor is None:
+            raise Unauthenticated("the token is unknown or revoked", field="Authorization")
+        return actor
+
+    def tokens(self, by: Actor) -> list[TokenRecord]:
+        require_admin(by, "listing tokens")
+        with self._store.read() as uow:
+            return uow.actors.tokens()
+
+    def revoke(self, by: Actor, token_id: int) -> None:
+        require_admin(by, "revoking tokens")
+        with self._store.write() as uow:
+            if not uow.actors.revoke_token(token_id, self._clock.now()):
+                raise NotFound(f"token {token_id} does not exist or is revoked", field="id")

@@ -1,0 +1,70 @@
+"""Deadlines: tickets past ``due_at`` expire; deferred tickets come back at their time.
+
+An expired approval resolves as denied (fail-closed). Called by the server's deadline
+loop, and once at start so a hub that was down at a deadline catches up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from tickethub.domain.actors import SYSTEM
+from tickethub.domain.events import EventType, NewEvent
+from tickethub.domain.status import Status
+from tickethub.domain.tickets import Ticket
+from tickethub.services.ports import Clock, Notifier, Store
+
+_BATCH = 200
+
+
+class DeadlineService:
+    def __init__(self, store: Store, clock: Clock, notifier: Notifier) -> None:
+        self._store = store
+        self._clock = clock
+        self._notifier = notifier
+
+    def run_due(self) -> list[Ticket]:
+        """Expire every overdue ticket and un-defer every elapsed deferral; return them."""
+        changed: list[Ticket] = []
+        while True:
+            batch = self._run_batch()
+            changed.extend(batch)
+            if len(batch) < _BATCH:
+                return changed
+
+    def next_deadline(self) -> datetime | None:
+        """The earliest ``due_at`` or deferral end among waiting tickets, if any."""
+        with self._store.read() as uow:
+            return uow.tickets.next_deadline()
+
+    def _run_batch(self) -> list[Ticket]:
+        now = self._clock.now()
+        changed: list[Ticket] = []
+        last_seq = 0
+        with self._store.write() as uow:
+            for ticket in uow.tickets.overdue(now, _BATCH):
+                expired = ticket.moved_to(Status.EXPIRED, now)
+                if not uow.tickets.update(expired, ticket.version):
+                    continue
+                last_seq = uow.events.append(
+                    NewEvent(EventType.TICKET_EXPIRED, ticket.id, ticket.path, SYSTEM.name,
+                             {"from": ticket.status.value, "to": "expired",
+                              "outcome": expired.outcome,
+                              "due_at": ticket.due_at.isoformat() if ticket.due_at else None}),
+                    now,
+                ).seq
+                changed.append(expired)
+            for ticket in uow.tickets.defer_elapsed(now, _BATCH - len(changed)):
+                reopened = replace(ticket.moved_to(Status.OPEN, now), next_attention_at=None)
+                if not uow.tickets.update(reopened, ticket.version):
+                    continue
+                last_seq = uow.events.append(
+                    NewEvent(EventType.TICKET_TRANSITIONED, ticket.id, ticket.path, SYSTEM.name,
+                             {"from": "deferred", "to": "open", "reason": "deferral ended"}),
+                    now,
+                ).seq
+                changed.append(reopened)
+        if changed:
+            self._notifier.notify(last_seq, changed)
+        return changed

@@ -1,0 +1,84 @@
+"""The outbox side of channels: turn new events into durable deliveries, hand due ones
+to the channel, and record success or schedule a retry with exponential backoff.
+
+Each delivery has an idempotency key ``channel:target:seq``: a crash between sending and
+recording means one resend with the same key, which receivers use to drop the repeat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+
+from tickethub.domain.events import Event
+from tickethub.services.ports import Clock, Delivery, Store
+
+_BATCH = 500
+
+
+class DeliveryService:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        *,
+        max_attempts: int,
+        backoff_seconds: float,
+        backoff_max_seconds: float,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._max_attempts = max_attempts
+        self._backoff = backoff_seconds
+        self._backoff_max = backoff_max_seconds
+
+    def enqueue_new(self, channel: str, targets: Callable[[Event], Sequence[str]]) -> int:
+        """Enqueue deliveries for events after the channel's cursor; a channel seen for the
+        first time starts at the end of the log. Returns how many were enqueued."""
+        now = self._clock.now()
+        with self._store.write() as uow:
+            cursor = uow.deliveries.cursor(channel)
+            if cursor is None:
+                uow.deliveries.set_cursor(channel, uow.events.last_seq())
+                return 0
+            events = uow.events.since(cursor, limit=_BATCH)
+            count = 0
+            for event in events:
+                for target in targets(event):
+                    key = f"{channel}:{target}:{event.seq}"
+                    count += uow.deliveries.enqueue(channel, target, event.seq, key, now)
+            if events:
+                uow.deliveries.set_cursor(channel, events[-1].seq)
+        return count
+
+    def due(self, channel: str, limit: int = 50) -> list[tuple[Delivery, Event]]:
+        """Pending deliveries whose time has come, each with its event."""
+        with self._store.read() as uow:
+            result = []
+            for delivery in uow.deliveries.due(channel, self._clock.now(), limit):
+                found = uow.events.since(delivery.event_seq - 1, limit=1)
+                if found and found[0].seq == delivery.event_seq:
+                    result.append((delivery, found[0]))
+            return result
+
+    def succeeded(self, delivery: Delivery) -> None:
+        with self._store.write() as uow:
+            uow.deliveries.mark_delivered(delivery.id, self._clock.now())
+
+    def failed(self, delivery: Delivery, error: str, retry_after: float | None = None) -> bool:
+        """Record a failed attempt; returns True if it will be retried, False if dead."""
+        attempts = delivery.attempts + 1
+        retry_at = None
+        if attempts < self._max_attempts:
+            delay = min(self._backoff * 2 ** (attempts - 1), self._backoff_max)
+            if retry_after is not None:
+                delay = max(delay, retry_after)
+            retry_at = self._clock.now() + timedelta(seconds=delay)
+        with self._store.write() as uow:
+            uow.deliveries.mark_failed(delivery.id, error, retry_at)
+        return retry_at is not None
+
+    def list(self, channel: str | None = None, status: str | None = None,
+             limit: int = 100) -> list[Delivery]:
+        with self._store.read() as uow:
+            return uow.deliveries.list(channel, status, limit)

@@ -1,0 +1,149 @@
+"""The ports services depend on. Adapters live in ``store/``, ``bus/`` and ``server/``;
+in-memory fakes live in ``tickethub.testing`` and pass the same contract tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from tickethub.domain.actors import Actor
+from tickethub.domain.events import Event, NewEvent
+from tickethub.domain.messages import Message, MessageKind
+from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, timezone-aware UTC."""
+        ...
+
+
+class SecretGenerator(Protocol):
+    def token(self) -> str:
+        """A new unguessable API token."""
+        ...
+
+
+class Notifier(Protocol):
+    def notify(self, seq: int, tickets: Sequence[Ticket]) -> None:
+        """Wake whoever waits on these tickets or on the event log; called after commit
+        with the tickets' new state, so waiters need not read them back."""
+        ...
+
+
+class TicketRepository(Protocol):
+    def add(self, draft: TicketDraft, created_by: str, at: datetime,
+            idempotency_key: str | None = None, request_hash: str | None = None) -> Ticket: ...
+    def get(self, ticket_id: int, *, for_update: bool = False) -> Ticket | None: ...
+    def find_idempotent(self, created_by: str, key: str) -> tuple[Ticket, str | None] | None: ...
+    def update(self, ticket: Ticket, expected_version: int) -> bool:
+        """Write ``ticket`` if the stored version is ``expected_version``; False if not."""
+        ...
+    def list(self, query: TicketQuery) -> list[Ticket]: ...
+    def subtree(self, root: Ticket, depth: int) -> list[Ticket]: ...
+    def overdue(self, now: datetime, limit: int) -> list[Ticket]: ...
+    def defer_elapsed(self, now: datetime, limit: int) -> list[Ticket]: ...
+    def next_deadline(self) -> datetime | None: ...
+    def count(self) -> int: ...
+
+
+class MessageRepository(Protocol):
+    def add(self, ticket_id: int, author: str, via: str, body: str, kind: MessageKind,
+            trusted: bool, at: datetime, external_id: str | None = None,
+            data: Any = None) -> Message: ...
+    def find_external(self, via: str, external_id: str) -> Message | None: ...
+    def for_ticket(self, ticket_id: int) -> list[Message]: ...
+
+
+class EventLog(Protocol):
+    def append(self, event: NewEvent, at: datetime) -> Event: ...
+    def since(self, seq: int, *, limit: int, ticket_id: int | None = None,
+              path_prefix: str | None = None) -> list[Event]: ...
+    def last_seq(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRecord:
+    id: int
+    actor: Actor
+    name: str
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class ActorRepository(Protocol):
+    def get(self, name: str) -> Actor | None: ...
+    def add(self, actor: Actor, at: datetime) -> Actor: ...
+    def add_token(self, actor: Actor, name: str, token_hash: str, prefix: str,
+                  at: datetime) -> TokenRecord: ...
+    def by_token_hash(self, token_hash: str) -> Actor | None: ...
+    def tokens(self) -> list[TokenRecord]: ...
+    def revoke_token(self, token_id: int, at: datetime) -> bool: ...
+    def count_admins(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    id: int
+    channel: str
+    target: str
+    event_seq: int
+    idempotency_key: str
+    status: str
+    attempts: int
+    next_attempt_at: datetime
+    last_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Webhook:
+    id: int
+    url: str
+    secret: str
+    event_types: tuple[str, ...]
+    created_by: str
+    created_at: datetime
+    active: bool = True
+
+
+class DeliveryRepository(Protocol):
+    def cursor(self, channel: str) -> int | None: ...
+    def set_cursor(self, channel: str, seq: int) -> None: ...
+    def enqueue(self, channel: str, target: str, event_seq: int, key: str,
+                at: datetime) -> bool: ...
+    def due(self, channel: str, now: datetime, limit: int) -> list[Delivery]: ...
+    def mark_delivered(self, delivery_id: int, at: datetime) -> None: ...
+    def mark_failed(self, delivery_id: int, error: str, retry_at: datetime | None) -> None: ...
+    def get(self, delivery_id: int) -> Delivery | None: ...
+    def list(self, channel: str | None, status: str | None, limit: int) -> list[Delivery]: ...
+
+
+class WebhookRepository(Protocol):
+    def add(self, url: str, secret: str, event_types: tuple[str, ...], created_by: str,
+            at: datetime) -> Webhook: ...
+    def get(self, webhook_id: int) -> Webhook | None: ...
+    def list(self) -> list[Webhook]: ...
+    def delete(self, webhook_id: int) -> bool: ...
+
+
+class UnitOfWork(Protocol):
+    tickets: TicketRepository
+    messages: MessageRepository
+    events: EventLog
+    actors: ActorRepository
+    deliveries: DeliveryRepository
+    webhooks: WebhookRepository
+
+
+class Store(Protocol):
+    def write(self) -> AbstractContextManager[UnitOfWork]:
+        """A transaction that commits on clean exit and rolls back on error."""
+        ...
+
+    def read(self) -> AbstractContextManager[UnitOfWork]:
+        """A read-only snapshot."""
+        ...

@@ -1,0 +1,391 @@
+"""Ticket use cases: ask, read, post, answer, approve, deny, transition, assign, label.
+
+Every change runs in one store transaction that also appends its event, and wakes
+waiters only after that transaction committed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from tickethub.domain.actors import (
+    Actor,
+    require_not_own_approval,
+    require_owner_or_responder,
+    require_responder,
+)
+from tickethub.domain.events import EventType, NewEvent
+from tickethub.domain.messages import Message, MessageKind
+from tickethub.domain.status import Kind, Status
+from tickethub.domain.tickets import Answer, Ticket, TicketDraft, TicketQuery, normalize_labels
+from tickethub.errors import (
+    IdempotencyKeyReused,
+    NotFound,
+    StaleVersion,
+    ValidationFailed,
+)
+from tickethub.services import answer_schema
+from tickethub.services.ports import Clock, Notifier, Store, UnitOfWork
+
+MAX_TREE_DEPTH = 32
+_OPTIMISTIC_RETRIES = 5
+
+# Which targets the generic transition call may reach; answers go through their own calls.
+TRANSITION_TARGETS = frozenset(
+    {Status.OPEN, Status.IN_PROGRESS, Status.DEFERRED, Status.DONE, Status.CANCELLED}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    items: list[Ticket]
+    next_cursor: str | None
+
+
+def _request_hash(draft: TicketDraft) -> str:
+    canonical = json.dumps(asdict(draft), sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class TicketService:
+    """The ticket use cases. Thread-safe: every call opens its own transaction."""
+
+    def __init__(self, store: Store, clock: Clock, notifier: Notifier) -> None:
+        self._store = store
+        self._clock = clock
+        self._notifier = notifier
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def get(self, ticket_id: int) -> Ticket:
+        with self._store.read() as uow:
+            return self._load(uow, ticket_id)
+
+    def list(self, query: TicketQuery) -> Page:
+        with self._store.read() as uow:
+            rows = uow.tickets.list(replace(query, limit=query.limit + 1))
+        more = len(rows) > query.limit
+        items = rows[: query.limit]
+        return Page(items, str(items[-1].id) if more and items else None)
+
+    def subtree(self, ticket_id: int, depth: int) -> list[Ticket]:
+        """The ticket and its descendants down to ``depth`` levels, parents before children."""
+        if depth < 0 or depth > MAX_TREE_DEPTH:
+            raise ValidationFailed(f"depth must be between 0 and {MAX_TREE_DEPTH}", field="depth")
+        with self._store.read() as uow:
+            root = self._load(uow, ticket_id)
+            return [root, *uow.tickets.subtree(root, depth)]
+
+    def messages(self, ticket_id: int) -> list[Message]:
+        with self._store.read() as uow:
+            self._load(uow, ticket_id)
+            return uow.messages.for_ticket(ticket_id)
+
+    # -- commands ------------------------------------------------------------------------
+
+    def ask(
+        self, actor: Actor, draft: TicketDraft, idempotency_key: str | None = None
+    ) -> tuple[Ticket, bool]:
+        """Open a ticket. Returns ``(ticket, created)``; a retried call with the same
+        idempotency key returns the first ticket and ``created=False``."""
+        draft = self._checked_draft(draft)
+        request_hash = _request_hash(draft) if idempotency_key else None
+        now = self._clock.now()
+        with self._store.write() as uow:
+            if idempotency_key:
+                found = uow.tickets.find_idempotent(actor.name, idempotency_key)
+                if found is not None:
+                    ticket, stored_hash = found
+                    if stored_hash != request_hash:
+                        raise IdempotencyKeyReused(
+                            "this Idempotency-Key was used for a different request",
+                            field="Idempotency-Key",
+                        )
+                    return ticket, False
+            if draft.parent_id is not None:
+                parent = uow.tickets.get(draft.parent_id)
+                if parent is None:
+                    raise NotFound(f"parent ticket {draft.parent_id} does not exist",
+                                   field="parent_id")
+                if parent.path.count("/") - 1 >= MAX_TREE_DEPTH:
+                    raise ValidationFailed("the ticket tree is too deep", field="parent_id")
+            ticket = uow.tickets.add(draft, actor.name, now, idempotency_key, request_hash)
+            event = uow.events.append(
+                NewEvent(EventType.TICKET_CREATED, ticket.id, ticket.path, actor.name,
+                         {"kind": ticket.kind.value, "title": ticket.title,
+                          "parent_id": ticket.parent_id, "status": ticket.status.value}),
+                now,
+            )
+        self._notifier.notify(event.seq, [ticket])
+        return ticket, True
+
+    def post_message(
+        self,
+        actor: Actor,
+        ticket_id: int,
+        body: str,
+        via: str,
+        *,
+        external_id: str | None = None,
+        trusted: bool | None = None,
+        data: Any = None,
+    ) -> Message:
+        """Add a message. A repeated ``(via, external_id)`` returns the stored message and
+        changes nothing. ``trusted`` may only lower what the actor's role allows."""
+        if not body.strip():
+            raise ValidationFailed("a message needs a body", field="body")
+        now = self._clock.now()
+        with self._store.write() as uow:
+            ticket = self._load(uow, ticket_id)
+            if external_id is not None:
+                existing = uow.messages.find_external(via, external_id)
+                if existing is not None:
+                    return existing
+            allowed = actor.can_steer or actor.name == ticket.created_by
+            message = uow.messages.add(
+                ticket.id, actor.name, via, body, MessageKind.COMMENT,
+                allowed and (trusted is not False), now, external_id, data,
+            )
+            event = uow.events.append(
+                NewEvent(EventType.MESSAGE_POSTED, ticket.id, ticket.path, actor.name,
+                         {"message_id": message.id, "via": via, "trusted": message.trusted}),
+                now,
+            )
+        self._notifier.notify(event.seq, [ticket])
+        return message
+
+    def answer(
+        self,
+        actor: Actor,
+        ticket_id: int,
+        text: str | None,
+        data: Any,
+        via: str,
+        *,
+        expected_version: int | None = None,
+    ) -> Ticket:
+        """Resolve a question, task or info ticket with text and/or structured data."""
+        require_responder(actor, "answering")
+        if (text is None or not text.strip()) and data is None:
+            raise ValidationFailed("an answer needs text or data", field="text")
+
+        def apply(ticket: Ticket, now: datetime) -> Ticket:
+            if data is not None:
+                answer_schema.validate(data, ticket.response_schema, "data")
+            else:
+                self._require_no_schema(ticket)
+            moved = ticket.moved_to(Status.ANSWERED, now)
+            return replace(moved, answer=Answer(text, data, actor.name, via, now))
+
+        return self._resolve(actor, ticket_id, apply, via, text, expected_version)
+
+    def approve(
+        self,
+        actor: Actor,
+        ticket_id: int,
+        comment: str | None,
+        edited: Any,
+        via: str,
+        *,
+        expected_version: int | None = None,
+    ) -> Ticket:
+        """Approve an approval, optionally with an edited proposal that must match its schema."""
+        require_responder(actor, "approving")
+
+        def apply(ticket: Ticket, now: datetime) -> Ticket:
+            require_not_own_approval(actor, ticket.created_by)
+            moved = ticket.moved_to(Status.APPROVED, now)
+            if edited is not None:
+                answer_schema.validate(edited, ticket.response_schema, "edited")
+            decided = edited if edited is not None else ticket.proposal
+            return replace(moved, answer=Answer(comment, decided, actor.name, via, now))
+
+        return self._resolve(actor, ticket_id, apply, via, comment, expected_version)
+
+    def deny(
+        self,
+        actor: Actor,
+        ticket_id: int,
+        reason: str | None,
+        via: str,
+        *,
+        expected_version: int | None = None,
+    ) -> Ticket:
+        require_responder(actor, "denying")
+
+        def apply(ticket: Ticket, now: datetime) -> Ticket:
+            require_not_own_approval(actor, ticket.created_by)
+            moved = ticket.moved_to(Status.DENIED, now)
+            return replace(moved, answer=Answer(reason, None, actor.name, via, now))
+
+        return self._resolve(actor, ticket_id, apply, via, reason, expected_version)
+
+    def transition(
+        self,
+        actor: Actor,
+        ticket_id: int,
+        target: Status,
+        via: str,
+        *,
+        until: datetime | None = None,
+        reason: str | None = None,
+        expected_version: int | None = None,
+    ) -> Ticket:
+        """Move a ticket to in_progress, done, cancelled, deferred (``until`` a time) or
+        back to open (reopen). Answers, approvals and expiry have their own calls."""
+        if target not in TRANSITION_TARGETS:
+            raise ValidationFailed(
+                f"transition to {target.value!r} is not allowed here; use one of "
+                f"{sorted(t.value for t in TRANSITION_TARGETS)}",
+                field="to",
+            )
+        if target is Status.DEFERRED and until is None:
+            raise ValidationFailed("deferring needs 'until'", field="until")
+        if until is not None and target is not Status.DEFERRED:
+            raise ValidationFailed("'until' is only for deferring", field="until")
+
+        def apply(ticket: Ticket, now: datetime) -> Ticket:
+            require_owner_or_responder(actor, ticket.created_by, f"moving a ticket to {target}")
+            if until is not None and until <= now:
+                raise ValidationFailed("'until' must be in the future", field="until")
+            moved = ticket.moved_to(target, now)
+            if target is Status.DEFERRED:
+                return replace(moved, next_attention_at=until)
+            if target is Status.OPEN and not ticket.waiting:
+                return replace(moved, answer=None, next_attention_at=None)  # reopened
+            return replace(moved, next_attention_at=None)
+
+        def event(before: Ticket, after: Ticket) -> tuple[EventType, dict[str, Any]]:
+            data: dict[str, Any] = {"from": before.status.value, "to": after.status.value}
+            if reason:
+                data["reason"] = reason
+            if until is not None:
+                data["until"] = until.isoformat()
+            return EventType.TICKET_TRANSITIONED, data
+
+        return self._mutate(actor, ticket_id, apply, event, expected_version)
+
+    def assign(
+        self, actor: Actor, ticket_id: int, assignee: str | None, *,
+        expected_version: int | None = None,
+    ) -> Ticket:
+        if assignee is not None and not assignee.strip():
+            raise ValidationFailed("assignee must be a name or null", field="assignee")
+
+        def apply(ticket: Ticket, now: datetime) -> Ticket:
+            require_owner_or_responder(actor, ticket.created_by, "assigning")
+            return ticket.changed(now, assignee=assignee.strip() if assignee else None)
+
+        def event(before: Ticket, after: Ticket) -> tuple[EventType, dict[str, Any]]:
+            return EventType.TICKET_ASSIGNED, {"from": before.assignee, "to": after.assignee}
+
+        return self._mutate(actor, ticket_id, apply, event, expected_version)
+
+    def label(
+        self, actor: Actor, ticket_id: int, add: Sequence[str], remove: Sequence[str], *,
+        expected_version: int | None = None,
+    ) -> Ticket:
+        remove_set = set(normalize_labels(tuple(remove)))
+
+        def apply(ticket: Ticket, now: datetime) -> Ticket:
+            require_owner_or_responder(actor, ticket.created_by, "labelling")
+            labels = normalize_labels((*ticket.labels, *add))
+            return ticket.changed(now, labels=tuple(x for x in labels if x not in remove_set))
+
+        def event(before: Ticket, after: Ticket) -> tuple[EventType, dict[str, Any]]:
+            return EventType.TICKET_LABELED, {
+                "added": sorted(set(after.labels) - set(before.labels)),
+                "removed": sorted(set(before.labels) - set(after.labels)),
+                "labels": list(after.labels),
+            }
+
+        return self._mutate(actor, ticket_id, apply, event, expected_version)
+
+    # -- internals -----------------------------------------------------------------------
+
+    @staticmethod
+    def _load(uow: UnitOfWork, ticket_id: int, for_update: bool = False) -> Ticket:
+        ticket = uow.tickets.get(ticket_id, for_update=for_update)
+        if ticket is None:
+            raise NotFound(f"ticket {ticket_id} does not exist", field="id")
+        return ticket
+
+    @staticmethod
+    def _require_no_schema(ticket: Ticket) -> None:
+        if ticket.response_schema is not None:
+            raise ValidationFailed(
+                "this ticket has a response_schema, so its answer needs 'data'", field="data"
+            )
+
+    @staticmethod
+    def _checked_draft(draft: TicketDraft) -> TicketDraft:
+        if not draft.title.strip():
+            raise ValidationFailed("a ticket needs a title", field="title")
+        if draft.response_schema is not None:
+            answer_schema.check_schema(draft.response_schema)
+        if draft.kind is Kind.APPROVAL and draft.proposal is not None:
+            answer_schema.validate(draft.proposal, draft.response_schema, "proposal")
+        return replace(draft, title=draft.title.strip(), labels=normalize_labels(draft.labels))
+
+    def _resolve(
+        self,
+        actor: Actor,
+        ticket_id: int,
+        apply: Callable[[Ticket, datetime], Ticket],
+        via: str,
+        text: str | None,
+        expected_version: int | None,
+    ) -> Ticket:
+        def event(before: Ticket, after: Ticket) -> tuple[EventType, dict[str, Any]]:
+            return EventType.TICKET_ANSWERED, {
+                "from": before.status.value, "to": after.status.value,
+                "outcome": after.outcome, "via": via,
+            }
+
+        def apply_and_record(uow: UnitOfWork, ticket: Ticket, now: datetime) -> Ticket:
+            resolved = apply(ticket, now)
+            if text:
+                uow.messages.add(ticket.id, actor.name, via, text, MessageKind.ANSWER, True, now,
+                                 data=resolved.answer.data if resolved.answer else None)
+            return resolved
+
+        return self._mutate(actor, ticket_id, apply, event, expected_version,
+                            side_effect=apply_and_record)
+
+    def _mutate(
+        self,
+        actor: Actor,
+        ticket_id: int,
+        apply: Callable[[Ticket, datetime], Ticket],
+        describe: Callable[[Ticket, Ticket], tuple[EventType, dict[str, Any]]],
+        expected_version: int | None,
+        side_effect: Callable[[UnitOfWork, Ticket, datetime], Ticket] | None = None,
+    ) -> Ticket:
+        """Load, check the version, apply, write with a compare-and-set and append the event.
+
+        Without an explicit ``expected_version`` a lost compare-and-set race is retried on
+        fresh state, so concurrent callers see the typed error the new state implies."""
+        for _ in range(_OPTIMISTIC_RETRIES):
+            now = self._clock.now()
+            with self._store.write() as uow:
+                before = self._load(uow, ticket_id, for_update=True)
+                if expected_version is not None and expected_version != before.version:
+                    raise StaleVersion(expected_version, before.version)
+                after = side_effect(uow, before, now) if side_effect else apply(before, now)
+                if not uow.tickets.update(after, before.version):
+                    if expected_version is not None:
+                        current = uow.tickets.get(ticket_id)
+                        raise StaleVersion(expected_version, current.version if current else 0)
+                    continue
+                kind, data = describe(before, after)
+                event = uow.events.append(
+                    NewEvent(kind, after.id, after.path, actor.name, data), now
+                )
+            self._notifier.notify(event.seq, [after])
+            return after
+        raise StaleVersion(expected_version or 0, -1)

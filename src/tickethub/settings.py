@@ -1,0 +1,76 @@
+"""The one settings object. Environment variables use the prefix ``TICKETHUB_``; a TOML
+file named by ``TICKETHUB_CONFIG`` (or ``tickethub.toml`` in the working folder) may set
+the same names in lower case. Every setting has a default that works on a laptop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TICKETHUB_", extra="ignore")
+
+    config: Path | None = Field(None, description="A TOML file with more settings.")
+    data_dir: Path = Field(Path("data"), description="Where the SQLite database, artifacts "
+                           "and other files live.")
+    database_url: str | None = Field(None, description="SQLAlchemy URL; default SQLite in "
+                                     "data_dir. PostgreSQL: postgresql+psycopg://u:p@host/db")
+    host: str = Field("127.0.0.1", description="Address the server listens on.")
+    port: int = Field(8080, ge=0, le=65535, description="Port the server listens on.")
+    public_url: str | None = Field(None, description="The URL people reach the hub at, used "
+                                   "in links; default http://host:port.")
+    admin_token: SecretStr | None = Field(None, description="At first start, becomes the "
+                                          "admin token; else one is generated and printed.")
+    max_body_bytes: int = Field(1_048_576, ge=1024, description="Largest request body "
+                                "accepted; larger ones get 413.")
+    wait_max_seconds: float = Field(60.0, gt=0, le=300, description="Longest long-poll.")
+    sse_keepalive_seconds: float = Field(15.0, gt=0, description="Seconds between SSE "
+                                         "keep-alive comments.")
+    deadline_check_max_seconds: float = Field(30.0, gt=0, description="Upper bound on the "
+                                              "sleep of the deadline loop.")
+    delivery_poll_seconds: float = Field(1.0, gt=0, description="How often outbound "
+                                         "channels look for new events.")
+    delivery_max_attempts: int = Field(12, ge=1, description="Attempts before a delivery "
+                                       "is marked dead.")
+    delivery_backoff_seconds: float = Field(1.0, gt=0, description="First retry delay; "
+                                            "doubles per attempt.")
+    delivery_backoff_max_seconds: float = Field(600.0, gt=0, description="Longest retry "
+                                                "delay.")
+    delivery_timeout_seconds: float = Field(10.0, gt=0, description="Timeout of one "
+                                            "outbound HTTP delivery.")
+    log_level: str = Field("info", description="debug, info, warning or error.")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        config_file = env_settings().get("config") or init_settings().get("config")
+        path = Path(config_file) if config_file else Path("tickethub.toml")
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if path.is_file():
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+    @property
+    def effective_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir.resolve() / 'tickethub.db'}"
+
+    @property
+    def effective_public_url(self) -> str:
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        return f"http://{host}:{self.port}"

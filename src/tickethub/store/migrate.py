@@ -1,0 +1,25 @@
+"""Running the Alembic migrations that ship inside the package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def alembic_config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return config
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Bring the database at ``engine`` to ``revision`` (default: the newest)."""
+    config = alembic_config()
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)

@@ -1,0 +1,270 @@
+"""Messages, events, actors, tokens, deliveries and webhooks in SQL."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, func, insert, select, text, update
+
+from tickethub.domain.actors import Actor, ActorKind, Role
+from tickethub.domain.events import Event, EventType, NewEvent
+from tickethub.domain.messages import Message, MessageKind
+from tickethub.services.ports import Delivery, TokenRecord, Webhook
+from tickethub.store.tables import (
+    actors,
+    channel_cursors,
+    deliveries,
+    events,
+    messages,
+    tokens,
+    webhooks,
+)
+
+# Any constant works: it names the one lock that orders event commits on PostgreSQL.
+_EVENT_LOCK_KEY = 0x7E1C4E7
+
+
+def _message(row: Any) -> Message:
+    return Message(
+        id=row.id, ticket_id=row.ticket_id, author=row.author, via=row.via, body=row.body,
+        kind=MessageKind(row.kind), trusted=row.trusted, created_at=row.created_at,
+        external_id=row.external_id, data=row.data,
+    )
+
+
+class SqlMessageRepository:
+    def __init__(self, connection: Connection) -> None:
+        self._c = connection
+
+    def add(self, ticket_id: int, author: str, via: str, body: str, kind: MessageKind,
+            trusted: bool, at: datetime, external_id: str | None = None,
+            data: Any = None) -> Message:
+        values = {"ticket_id": ticket_id, "author": author, "via": via, "body": body,
+                  "kind": kind.value, "trusted": trusted, "external_id": external_id,
+                  "data": data, "created_at": at}
+        message_id = self._c.execute(insert(messages).values(values)).inserted_primary_key[0]
+        return Message(id=message_id, ticket_id=ticket_id, author=author, via=via, body=body,
+                       kind=kind, trusted=trusted, created_at=at, external_id=external_id,
+                       data=data)
+
+    def find_external(self, via: str, external_id: str) -> Message | None:
+        row = self._c.execute(
+            select(messages).where(messages.c.via == via, messages.c.external_id == external_id)
+        ).first()
+        return _message(row) if row else None
+
+    def for_ticket(self, ticket_id: int) -> list[Message]:
+        rows = self._c.execute(
+            select(messages).where(messages.c.ticket_id == ticket_id).order_by(messages.c.id)
+        )
+        return [_message(row) for row in rows]
+
+
+def _event(row: Any) -> Event:
+    return Event(seq=row.seq, type=EventType(row.type), ticket_id=row.ticket_id,
+                 ticket_path=row.ticket_path, actor=row.actor, data=row.data, at=row.at)
+
+
+class SqlEventLog:
+    """Appends are ordered: on PostgreSQL a transaction-scoped advisory lock makes commit
+    order equal ``seq`` order, so a reader resuming after ``seq`` never skips a late
+    commit. SQLite has one writer at a time and needs nothing."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._c = connection
+        self._locked = connection.dialect.name != "postgresql"
+
+    def append(self, event: NewEvent, at: datetime) -> Event:
+        if not self._locked:
+            self._c.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _EVENT_LOCK_KEY})
+            self._locked = True
+        values = {"type": event.type.value, "ticket_id": event.ticket_id,
+                  "ticket_path": event.ticket_path, "actor": event.actor, "data": event.data,
+                  "at": at}
+        seq = self._c.execute(insert(events).values(values)).inserted_primary_key[0]
+        return Event(seq=seq, type=event.type, ticket_id=event.ticket_id,
+                     ticket_path=event.ticket_path, actor=event.actor, data=event.data, at=at)
+
+    def since(self, seq: int, *, limit: int, ticket_id: int | None = None,
+              path_prefix: str | None = None) -> list[Event]:
+        stmt = select(events).where(events.c.seq > seq)
+        if ticket_id is not None:
+            stmt = stmt.where(events.c.ticket_id == ticket_id)
+        if path_prefix is not None:
+            stmt = stmt.where(events.c.ticket_path.like(f"{path_prefix}%"))
+        stmt = stmt.order_by(events.c.seq).limit(limit)
+        return [_event(row) for row in self._c.execute(stmt)]
+
+    def last_seq(self) -> int:
+        return int(self._c.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar())
+
+
+def _actor(row: Any) -> Actor:
+    return Actor(name=row.name, role=Role(row.role), kind=ActorKind(row.kind), id=row.id)
+
+
+class SqlActorRepository:
+    def __init__(self, connection: Connection) -> None:
+        self._c = connection
+
+    def get(self, name: str) -> Actor | None:
+        row = self._c.execute(select(actors).where(actors.c.name == name)).first()
+        return _actor(row) if row else None
+
+    def add(self, actor: Actor, at: datetime) -> Actor:
+        actor_id = self._c.execute(
+            insert(actors).values(name=actor.name, kind=actor.kind.value, role=actor.role.value,
+                                  created_at=at)
+        ).inserted_primary_key[0]
+        return Actor(name=actor.name, role=actor.role, kind=actor.kind, id=actor_id)
+
+    def add_token(self, actor: Actor, name: str, token_hash: str, prefix: str,
+                  at: datetime) -> TokenRecord:
+        token_id = self._c.execute(
+            insert(tokens).values(actor_id=actor.id, name=name, token_hash=token_hash,
+                                  prefix=prefix, created_at=at)
+        ).inserted_primary_key[0]
+        return TokenRecord(token_id, actor, name, prefix, at, None)
+
+    def by_token_hash(self, token_hash: str) -> Actor | None:
+        row = self._c.execute(
+            select(actors)
+            .join(tokens, tokens.c.actor_id == actors.c.id)
+            .where(tokens.c.token_hash == token_hash, tokens.c.revoked_at.is_(None))
+        ).first()
+        return _actor(row) if row else None
+
+    def tokens(self) -> list[TokenRecord]:
+        rows = self._c.execute(
+            select(tokens, actors.c.name.label("actor_name"), actors.c.role, actors.c.kind,
+                   actors.c.id.label("aid"))
+            .join(actors, tokens.c.actor_id == actors.c.id)
+            .order_by(tokens.c.id)
+        )
+        return [
+            TokenRecord(r.id, Actor(r.actor_name, Role(r.role), ActorKind(r.kind), r.aid),
+                        r.name, r.prefix, r.created_at, r.revoked_at)
+            for r in rows
+        ]
+
+    def revoke_token(self, token_id: int, at: datetime) -> bool:
+        result = self._c.execute(
+            update(tokens).where(tokens.c.id == token_id, tokens.c.revoked_at.is_(None))
+            .values(revoked_at=at)
+        )
+        return result.rowcount == 1
+
+    def count_admins(self) -> int:
+        return int(self._c.execute(
+            select(func.count()).select_from(actors).where(actors.c.role == Role.ADMIN.value)
+        ).scalar() or 0)
+
+
+def _delivery(row: Any) -> Delivery:
+    return Delivery(id=row.id, channel=row.channel, target=row.target, event_seq=row.event_seq,
+                    idempotency_key=row.idempotency_key, status=row.status,
+                    attempts=row.attempts, next_attempt_at=row.next_attempt_at,
+                    last_error=row.last_error)
+
+
+class SqlDeliveryRepository:
+    def __init__(self, connection: Connection) -> None:
+        self._c = connection
+
+    def cursor(self, channel: str) -> int | None:
+        return self._c.execute(
+            select(channel_cursors.c.last_seq).where(channel_cursors.c.channel == channel)
+        ).scalar()
+
+    def set_cursor(self, channel: str, seq: int) -> None:
+        changed = self._c.execute(
+            update(channel_cursors).where(channel_cursors.c.channel == channel)
+            .values(last_seq=seq)
+        ).rowcount
+        if not changed:
+            self._c.execute(insert(channel_cursors).values(channel=channel, last_seq=seq))
+
+    def enqueue(self, channel: str, target: str, event_seq: int, key: str,
+                at: datetime) -> bool:
+        exists = self._c.execute(
+            select(deliveries.c.id).where(deliveries.c.idempotency_key == key)
+        ).first()
+        if exists:
+            return False
+        self._c.execute(insert(deliveries).values(
+            channel=channel, target=target, event_seq=event_seq, idempotency_key=key,
+            status="pending", attempts=0, next_attempt_at=at, created_at=at,
+        ))
+        return True
+
+    def due(self, channel: str, now: datetime, limit: int) -> list[Delivery]:
+        rows = self._c.execute(
+            select(deliveries)
+            .where(deliveries.c.channel == channel, deliveries.c.status == "pending",
+                   deliveries.c.next_attempt_at <= now)
+            .order_by(deliveries.c.id).limit(limit)
+        )
+        return [_delivery(r) for r in rows]
+
+    def mark_delivered(self, delivery_id: int, at: datetime) -> None:
+        self._c.execute(
+            update(deliveries).where(deliveries.c.id == delivery_id)
+            .values(status="delivered", delivered_at=at, attempts=deliveries.c.attempts + 1,
+                    last_error=None)
+        )
+
+    def mark_failed(self, delivery_id: int, error: str, retry_at: datetime | None) -> None:
+        values: dict[str, Any] = {"attempts": deliveries.c.attempts + 1,
+                                  "last_error": error[:2000]}
+        if retry_at is None:
+            values["status"] = "dead"
+        else:
+            values["next_attempt_at"] = retry_at
+        self._c.execute(update(deliveries).where(deliveries.c.id == delivery_id).values(values))
+
+    def get(self, delivery_id: int) -> Delivery | None:
+        row = self._c.execute(select(deliveries).where(deliveries.c.id == delivery_id)).first()
+        return _delivery(row) if row else None
+
+    def list(self, channel: str | None, status: str | None, limit: int) -> list[Delivery]:
+        stmt = select(deliveries)
+        if channel:
+            stmt = stmt.where(deliveries.c.channel == channel)
+        if status:
+            stmt = stmt.where(deliveries.c.status == status)
+        return [_delivery(r) for r in self._c.execute(
+            stmt.order_by(deliveries.c.id.desc()).limit(limit))]
+
+
+def _webhook(row: Any) -> Webhook:
+    return Webhook(id=row.id, url=row.url, secret=row.secret,
+                   event_types=tuple(row.event_types or ()), created_by=row.created_by,
+                   created_at=row.created_at, active=row.active)
+
+
+class SqlWebhookRepository:
+    def __init__(self, connection: Connection) -> None:
+        self._c = connection
+
+    def add(self, url: str, secret: str, event_types: tuple[str, ...], created_by: str,
+            at: datetime) -> Webhook:
+        webhook_id = self._c.execute(insert(webhooks).values(
+            url=url, secret=secret, event_types=list(event_types), created_by=created_by,
+            created_at=at, active=True,
+        )).inserted_primary_key[0]
+        return Webhook(webhook_id, url, secret, event_types, created_by, at, True)
+
+    def get(self, webhook_id: int) -> Webhook | None:
+        row = self._c.execute(select(webhooks).where(webhooks.c.id == webhook_id)).first()
+        return _webhook(row) if row else None
+
+    def list(self) -> list[Webhook]:
+        return [_webhook(r) for r in self._c.execute(
+            select(webhooks).where(webhooks.c.active.is_(True)).order_by(webhooks.c.id))]
+
+    def delete(self, webhook_id: int) -> bool:
+        return self._c.execute(
+            update(webhooks).where(webhooks.c.id == webhook_id, webhooks.c.active.is_(True))
+            .values(active=False)
+        ).rowcount == 1

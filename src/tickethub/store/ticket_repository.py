@@ -1,0 +1,280 @@
+"""Tickets, their labels and their refs, in SQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, and_, delete, exists, func, insert, or_, select, update
+
+from tickethub.domain.status import WAITING, Kind, Status
+from tickethub.domain.tickets import Answer, Ticket, TicketDraft, TicketQuery
+from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
+
+_WAITING_VALUES = [s.value for s in WAITING]
+
+
+def _row_to_ticket(row: Any) -> Ticket:
+    answer = None
+    if row.answer_at is not None:
+        answer = Answer(row.answer_text, row.answer_data, row.answer_by, row.answer_via,
+                        row.answer_at)
+    return Ticket(
+        id=row.id,
+        parent_id=row.parent_id,
+        path=row.path,
+        kind=Kind(row.kind),
+        title=row.title,
+        body=row.body,
+        status=Status(row.status),
+        created_by=row.created_by,
+        assignee=row.assignee,
+        labels=tuple(row.labels or ()),
+        due_at=row.due_at,
+        next_attention_at=row.next_attention_at,
+        answer=answer,
+        response_schema=row.response_schema,
+        proposal=row.proposal,
+        refs=dict(row.refs or {}),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        version=row.version,
+    )
+
+
+def _ticket_values(ticket: Ticket) -> dict[str, Any]:
+    answer = ticket.answer
+    return {
+        "status": ticket.status.value,
+        "title": ticket.title,
+        "body": ticket.body,
+        "assignee": ticket.assignee,
+        "labels": list(ticket.labels),
+        "due_at": ticket.due_at,
+        "next_attention_at": ticket.next_attention_at,
+        "answer_text": answer.text if answer else None,
+        "answer_data": answer.data if answer else None,
+        "answer_by": answer.by if answer else None,
+        "answer_via": answer.via if answer else None,
+        "answer_at": answer.at if answer else None,
+        "response_schema": ticket.response_schema,
+        "proposal": ticket.proposal,
+        "refs": ticket.refs,
+        "updated_at": ticket.updated_at,
+        "version": ticket.version,
+    }
+
+
+def _ref_rows(ticket_id: int, refs: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """One lookup row per scalar ref value (lists give one row per item)."""
+    for name, value in refs.items():
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            if isinstance(item, str | int) and not isinstance(item, bool):
+                yield {"ticket_id": ticket_id, "name": name, "value": str(item)[:500]}
+
+
+def _like(text: str) -> str:
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+class SqlTicketRepository:
+    def __init__(self, connection: Connection) -> None:
+        self._c = connection
+        self._postgres = connection.dialect.name == "postgresql"
+
+    def add(self, draft: TicketDraft, created_by: str, at: datetime,
+            idempotency_key: str | None = None, request_hash: str | None = None) -> Ticket:
+        parent_path, depth = "/", 0
+        if draft.parent_id is not None:
+            parent = self._c.execute(
+                select(tickets.c.path, tickets.c.depth).where(tickets.c.id == draft.parent_id)
+            ).one()
+            parent_path, depth = parent.path, parent.depth + 1
+        values = {
+            "parent_id": draft.parent_id,
+            "kind": draft.kind.value,
+            "title": draft.title,
+            "body": draft.body,
+            "status": Status.OPEN.value,
+            "created_by": created_by,
+            "assignee": draft.assignee,
+            "labels": list(draft.labels),
+            "due_at": draft.due_at,
+            "response_schema": draft.response_schema,
+            "proposal": draft.proposal,
+            "refs": draft.refs,
+            "created_at": at,
+            "updated_at": at,
+            "version": 1,
+            "depth": depth,
+            "path": "",
+            "idempotency_key": idempotency_key,
+            "request_hash": request_hash,
+        }
+        ticket_id = self._c.execute(insert(tickets).values(values)).inserted_primary_key[0]
+        path = f"{parent_path}{ticket_id}/"
+        self._c.execute(update(tickets).where(tickets.c.id == ticket_id).values(path=path))
+        self._write_labels(ticket_id, draft.labels, ())
+        self._write_refs(ticket_id, draft.refs, {})
+        return Ticket(
+            id=ticket_id, parent_id=draft.parent_id, path=path, kind=draft.kind,
+            title=draft.title, body=draft.body, status=Status.OPEN, created_by=created_by,
+            assignee=draft.assignee, labels=draft.labels, due_at=draft.due_at,
+            response_schema=draft.response_schema, proposal=draft.proposal,
+            refs=dict(draft.refs), created_at=at, updated_at=at, version=1,
+        )
+
+    def get(self, ticket_id: int, *, for_update: bool = False) -> Ticket | None:
+        stmt = select(tickets).where(tickets.c.id == ticket_id)
+        if for_update and self._postgres:
+            stmt = stmt.with_for_update()
+        row = self._c.execute(stmt).first()
+        return _row_to_ticket(row) if row else None
+
+    def find_idempotent(self, created_by: str, key: str) -> tuple[Ticket, str | None] | None:
+        row = self._c.execute(
+            select(tickets).where(
+                tickets.c.created_by == created_by, tickets.c.idempotency_key == key
+            )
+        ).first()
+        return (_row_to_ticket(row), row.request_hash) if row else None
+
+    def update(self, ticket: Ticket, expected_version: int) -> bool:
+        old = self._c.execute(
+            select(tickets.c.labels, tickets.c.refs).where(tickets.c.id == ticket.id)
+        ).first()
+        result = self._c.execute(
+            update(tickets)
+            .where(tickets.c.id == ticket.id, tickets.c.version == expected_version)
+            .values(_ticket_values(ticket))
+        )
+        if result.rowcount != 1:
+            return False
+        if old is not None:
+            self._write_labels(ticket.id, ticket.labels, tuple(old.labels or ()))
+            self._write_refs(ticket.id, ticket.refs, dict(old.refs or {}))
+        return True
+
+    def list(self, query: TicketQuery) -> list[Ticket]:
+        stmt = select(tickets)
+        if query.status:
+            stmt = stmt.where(tickets.c.status.in_([s.value for s in query.status]))
+        if query.kind is not None:
+            stmt = stmt.where(tickets.c.kind == query.kind.value)
+        if query.assignee is not None:
+            stmt = stmt.where(tickets.c.assignee == query.assignee)
+        if query.parent_id is not None:
+            stmt = stmt.where(tickets.c.parent_id == query.parent_id)
+        if query.created_by is not None:
+            stmt = stmt.where(tickets.c.created_by == query.created_by)
+        if query.label is not None:
+            stmt = stmt.where(
+                tickets.c.id.in_(
+                    select(ticket_labels.c.ticket_id).where(
+                        ticket_labels.c.label == query.label.strip().lower()
+                    )
+                )
+            )
+        if query.ref is not None:
+            name, value = query.ref
+            stmt = stmt.where(
+                tickets.c.id.in_(
+                    select(ticket_refs.c.ticket_id).where(
+                        ticket_refs.c.name == name, ticket_refs.c.value == value
+                    )
+                )
+            )
+        if query.q:
+            pattern = _like(query.q)
+            stmt = stmt.where(
+                or_(
+                    func.lower(tickets.c.title).like(pattern, escape="\\"),
+                    func.lower(tickets.c.body).like(pattern, escape="\\"),
+                    exists(
+                        select(messages.c.id).where(
+                            messages.c.ticket_id == tickets.c.id,
+                            func.lower(messages.c.body).like(pattern, escape="\\"),
+                        )
+                    ),
+                )
+            )
+        if query.after is not None:
+            stmt = stmt.where(tickets.c.id < query.after)
+        stmt = stmt.order_by(tickets.c.id.desc()).limit(query.limit)
+        return [_row_to_ticket(row) for row in self._c.execute(stmt)]
+
+    def subtree(self, root: Ticket, depth: int) -> list[Ticket]:
+        root_depth = root.path.count("/") - 2
+        stmt = (
+            select(tickets)
+            .where(
+                tickets.c.path.like(f"{root.path}%"),
+                tickets.c.id != root.id,
+                tickets.c.depth <= root_depth + depth,
+            )
+            .order_by(tickets.c.depth, tickets.c.id)
+        )
+        return [_row_to_ticket(row) for row in self._c.execute(stmt)]
+
+    def overdue(self, now: datetime, limit: int) -> list[Ticket]:
+        stmt = (
+            select(tickets)
+            .where(tickets.c.due_at <= now, tickets.c.status.in_(_WAITING_VALUES))
+            .order_by(tickets.c.due_at)
+            .limit(limit)
+        )
+        return [_row_to_ticket(row) for row in self._c.execute(stmt)]
+
+    def defer_elapsed(self, now: datetime, limit: int) -> list[Ticket]:
+        if limit <= 0:
+            return []
+        stmt = (
+            select(tickets)
+            .where(
+                tickets.c.next_attention_at <= now,
+                tickets.c.status == Status.DEFERRED.value,
+            )
+            .order_by(tickets.c.next_attention_at)
+            .limit(limit)
+        )
+        return [_row_to_ticket(row) for row in self._c.execute(stmt)]
+
+    def next_deadline(self) -> datetime | None:
+        due = self._c.execute(
+            select(func.min(tickets.c.due_at)).where(tickets.c.status.in_(_WAITING_VALUES))
+        ).scalar()
+        attention = self._c.execute(
+            select(func.min(tickets.c.next_attention_at)).where(
+                tickets.c.status == Status.DEFERRED.value
+            )
+        ).scalar()
+        candidates = [v for v in (due, attention) if v is not None]
+        return min(candidates) if candidates else None
+
+    def count(self) -> int:
+        return int(self._c.execute(select(func.count()).select_from(tickets)).scalar() or 0)
+
+    def _write_labels(self, ticket_id: int, new: tuple[str, ...], old: tuple[str, ...]) -> None:
+        removed, added = set(old) - set(new), set(new) - set(old)
+        if removed:
+            self._c.execute(
+                delete(ticket_labels).where(
+                    and_(ticket_labels.c.ticket_id == ticket_id,
+                         ticket_labels.c.label.in_(removed))
+                )
+            )
+        if added:
+            self._c.execute(
+                insert(ticket_labels), [{"ticket_id": ticket_id, "label": x} for x in added]
+            )
+
+    def _write_refs(self, ticket_id: int, new: dict[str, Any], old: dict[str, Any]) -> None:
+        if new == old:
+            return
+        self._c.execute(delete(ticket_refs).where(ticket_refs.c.ticket_id == ticket_id))
+        rows = {(r["name"], r["value"]): r for r in _ref_rows(ticket_id, new)}
+        if rows:
+            self._c.execute(insert(ticket_refs), list(rows.values()))
