@@ -1,0 +1,1 @@
+"""The ``tickethub`` command line."""

@@ -1,0 +1,43 @@
+"""In-memory fakes of the small ports, for tests (ours and plugin authors')."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from tickethub.domain.tickets import Ticket
+
+
+class FakeClock:
+    """A clock that only moves when told to."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self._now = start or datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def advance(self, **delta: float) -> datetime:
+        self._now += timedelta(**delta)
+        return self._now
+
+
+class CountingTokens:
+    """Predictable tokens: ``th_test_1``, ``th_test_2``, ..."""
+
+    def __init__(self) -> None:
+        self._n = itertools.count(1)
+
+    def token(self) -> str:
+        return f"th_test_{next(self._n):040d}"
+
+
+class RecordingNotifier:
+    """Records every notification instead of waking anyone."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, list[int]]] = []
+
+    def notify(self, seq: int, tickets: Sequence[Ticket]) -> None:
+        self.calls.append((seq, [t.id for t in tickets]))
