@@ -1,0 +1,141 @@
+"""The hub under test: a real ``tickethub serve`` subprocess on a free loopback port with
+a fresh SQLite data folder, plus an agent and a responder token for the benches."""
+
+from __future__ import annotations
+
+import os
+import resource
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+
+def raise_open_files_limit(wanted: int) -> int:
+    """Raise this process's soft ``RLIMIT_NOFILE`` towards ``wanted`` (children inherit
+    it); returns the new soft limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    return soft
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _command() -> list[str]:
+    script = Path(sys.executable).with_name("tickethub")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "tickethub.cli.main"]
+
+
+class HubProcess:
+    """``with HubProcess() as hub:`` starts the server and waits until ``/healthz`` answers;
+    leaving the block stops it and deletes its data folder."""
+
+    def __init__(self, *, env: dict[str, str] | None = None, start_timeout: float = 60) -> None:
+        self.host = "127.0.0.1"
+        self.port = _free_port()
+        self.url = f"http://{self.host}:{self.port}"
+        self.admin_token = "bench-admin-" + secrets.token_urlsafe(24)
+        self.agent_token = ""
+        self.responder_token = ""
+        self._env = env or {}
+        self._start_timeout = start_timeout
+        self._dir = Path(tempfile.mkdtemp(prefix="tickethub-bench-"))
+        self._log = self._dir / "server.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> HubProcess:
+        env = {**os.environ, "TICKETHUB_ADMIN_TOKEN": self.admin_token,
+               "TICKETHUB_LOG_LEVEL": "warning", **self._env}
+        env.pop("TICKETHUB_DATABASE_URL", None)  # SQLite in the data folder, always
+        with self._log.open("wb") as log:
+            self.proc = subprocess.Popen(
+                [*_command(), "serve", "--port", str(self.port),
+                 "--data-dir", str(self._dir / "data")],
+                env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self._dir,
+            )
+        try:
+            self._wait_ready()
+            self.agent_token = self._token("agent", "bench-agent")
+            self.responder_token = self._token("responder", "bench-responder")
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self._start_timeout
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the hub exited with {self.proc.returncode}:\n"
+                                   + self.log_tail())
+            try:
+                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("the hub did not answer /healthz in time:\n" + self.log_tail())
+
+    def _token(self, role: str, name: str) -> str:
+        r = httpx.post(self.url + "/api/v1/tokens", json={"role": role, "name": name},
+                       headers={"Authorization": f"Bearer {self.admin_token}"}, timeout=10)
+        r.raise_for_status()
+        return str(r.json()["token"])
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self._log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def _status(self, field: str) -> int:
+        """A ``/proc/<pid>/status`` memory field (``VmRSS``, ``VmHWM``) in bytes."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+        raise RuntimeError(f"{field} not in /proc/{self.pid}/status")
+
+    def rss(self) -> int:
+        """Resident memory of the server process now, in bytes."""
+        return self._status("VmRSS")
+
+    def peak_rss(self) -> int:
+        """Highest resident memory of the server process so far, in bytes."""
+        return self._status("VmHWM")
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server process used so far."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / ticks
