@@ -1,0 +1,82 @@
+"""``/mcp``: the MCP server over streamable HTTP, on the hub's own app.
+
+Every request needs a hub token (``Authorization: Bearer``); the tools act as the actor
+behind it. The session manager's task group runs within the app's lifespan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import Request
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from tickethub.api.deps import bearer_token, call
+from tickethub.api.mcp_server.desk import Desk, LocalDesk
+from tickethub.api.mcp_server.tools import build_server
+from tickethub.errors import TickethubError
+from tickethub.server.runtime import HubRuntime
+
+PATH = "/mcp"
+
+
+class _Authenticated:
+    """Checks the bearer token before the MCP transport sees the request."""
+
+    def __init__(self, hub: HubRuntime, handle: object) -> None:
+        self._hub = hub
+        self._handle = handle
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            try:
+                await call(self._hub.auth.authenticate, bearer_token(Request(scope)))
+            except TickethubError as exc:
+                problem = exc.to_problem() | {"instance": PATH}
+                response = JSONResponse(problem, status_code=exc.status,
+                                        media_type="application/problem+json",
+                                        headers={"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self._handle(scope, receive, send)  # type: ignore[operator]
+
+
+def mount(app: FastAPI, hub: HubRuntime) -> None:
+    """Serve MCP at ``/mcp`` on ``app`` and run its session manager in the app's lifespan
+    (through ``app.state.lifespan_hooks``)."""
+
+    async def desk_for(ctx: Context) -> Desk:
+        headers = ctx.headers or {}
+        header = headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        try:
+            actor = await call(hub.auth.authenticate,
+                               token.strip() if scheme.lower() == "bearer" else None)
+        except TickethubError as exc:
+            raise ToolError(f"{exc.code}: {exc.detail}") from None
+        return LocalDesk(hub, actor)
+
+    server = build_server(desk_for, hub.settings.mcp_wait_seconds)
+    # Bearer tokens are not ambient credentials, so DNS rebinding cannot borrow them;
+    # host checks would only break hubs served under their public name.
+    server.streamable_http_app(
+        stateless_http=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    manager = server.session_manager
+    app.router.routes.append(Route(PATH, endpoint=_Authenticated(hub, manager.handle_request),
+                                   methods=["GET", "POST", "DELETE"]))
+
+    @asynccontextmanager
+    async def running(_: FastAPI) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    app.state.lifespan_hooks.append(running)

@@ -1,0 +1,122 @@
+"""``/v1``: OpenAI's ``POST /chat/completions`` and ``GET /models``, errors in OpenAI's
+shape. The API key is a hub token."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request, Response
+from pydantic import ValidationError
+
+from tickethub.api.deps import current_actor
+from tickethub.api.openai.errors import OpenAIRoute
+from tickethub.api.openai.gateway import Gateway, gateway
+from tickethub.api.openai.human import HUMAN, is_human
+from tickethub.api.openai.schemas import ChatRequest
+from tickethub.domain.actors import Actor
+from tickethub.errors import BadRequest, MalformedJSON, NotFound, ValidationFailed
+
+router = APIRouter(prefix="/v1", tags=["openai"], route_class=OpenAIRoute)
+
+Me = Annotated[Actor, Depends(current_actor)]
+Gate = Annotated[Gateway, Depends(gateway)]
+
+MODE_HEADER = "x-tickethub-mode"
+TIMEOUT_HEADER = "x-tickethub-timeout"
+CONVERSATION_HEADER = "x-tickethub-conversation"
+
+
+async def _body(request: Request) -> tuple[dict[str, Any], ChatRequest]:
+    raw = await request.body()
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        raise MalformedJSON(f"We could not parse the JSON body of your request: {exc}",
+                            field="body") from None
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object", field="body")
+    try:
+        return body, ChatRequest.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        param = ".".join(str(p) for p in first["loc"]) or "body"
+        raise ValidationFailed(f"Invalid value for '{param}': {first['msg']}",
+                               field=param) from None
+
+
+def _timeout(request: Request, default: float) -> float:
+    raw = request.headers.get(TIMEOUT_HEADER)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1
+    if not 0 < value <= default:
+        raise BadRequest(f"{TIMEOUT_HEADER} must be seconds between 0 and {default:g}",
+                         field="X-Tickethub-Timeout")
+    return value
+
+
+@router.post("/chat/completions", summary="Create a chat completion (OpenAI-compatible)")
+async def chat_completions(request: Request, me: Me, gate: Gate) -> Response:
+    """Model ``human`` or ``human:<label>`` asks a person through a ticket (headers
+    ``X-Tickethub-Mode: block|handoff``, ``X-Tickethub-Timeout``,
+    ``X-Tickethub-Conversation``); any other model goes to the configured upstream."""
+    body, chat = await _body(request)
+    settings = gate.hub.settings
+    if is_human(chat.model):
+        mode = request.headers.get(MODE_HEADER, settings.openai_default_mode).strip().lower()
+        if mode not in ("block", "handoff"):
+            raise BadRequest("X-Tickethub-Mode must be block or handoff",
+                             field="X-Tickethub-Mode")
+        conversation = (request.headers.get(CONVERSATION_HEADER)
+                        or (chat.metadata or {}).get("conversation_id"))
+        return await gate.human.respond(
+            me, chat, mode=mode, timeout=_timeout(request, settings.openai_block_seconds),
+            conversation_id=conversation,
+        )
+    if gate.proxy is None or not gate.proxy.serves(chat.model):
+        raise _unknown_model(chat.model)
+    return await gate.proxy.respond(
+        me, chat, body, _timeout(request, settings.upstream_approval_seconds))
+
+
+class ModelNotFound(NotFound):
+    code = "model_not_found"
+
+
+def _unknown_model(model: str) -> ModelNotFound:
+    return ModelNotFound(f"The model '{model}' does not exist or you do not have access "
+                         "to it.", field="model")
+
+
+@router.get("/models", summary="List models (OpenAI-compatible)")
+async def list_models(me: Me, gate: Gate) -> dict[str, Any]:
+    """``human`` plus the upstream's models the hub forwards to."""
+    models = [{"id": HUMAN, "object": "model", "created": 0, "owned_by": "tickethub"}]
+    if gate.upstream is not None and gate.proxy is not None:
+        models += [m for m in await gate.upstream.models()
+                   if gate.proxy.serves(str(m.get("id", "")))]
+    return {"object": "list", "data": models}
+
+
+@router.get("/models/{model_id:path}", summary="Retrieve a model (OpenAI-compatible)")
+async def get_model(model_id: str, me: Me, gate: Gate) -> dict[str, Any]:
+    if is_human(model_id):
+        return {"id": model_id, "object": "model", "created": 0, "owned_by": "tickethub"}
+    if gate.upstream is not None and gate.proxy is not None and gate.proxy.serves(model_id):
+        for model in await gate.upstream.models():
+            if model.get("id") == model_id:
+                return model
+    raise _unknown_model(model_id)
+
+
+@router.api_route("/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+                  include_in_schema=False)
+async def not_here(path: str) -> Response:
+    raise NotFound(f"Unknown request URL: /v1/{path}. The hub serves /v1/chat/completions "
+                   "and /v1/models.", field="url")
+
+
