@@ -48,6 +48,19 @@ class Settings(BaseSettings):
                                             "outbound HTTP delivery.")
     log_level: str = Field("info", description="debug, info, warning or error.")
 
+    # -- Agent Protocol door (/ap/v1, docs/agent-protocol.md) -----------------------------
+    ap_step_hold_seconds: float = Field(30.0, ge=0, le=300, description="How long POST "
+                                        ".../steps holds for a reply before it returns the "
+                                        "step as running.")
+    ap_max_artifact_bytes: int = Field(50 * 1024 * 1024, ge=1, description="Largest "
+                                       "artifact file accepted; larger uploads get 413.")
+    ap_anonymous: bool | None = Field(None, description="Serve Agent Protocol clients "
+                                      "without a token as ap_anonymous_agent. Default: on "
+                                      "when the hub listens on loopback only, else off.")
+    ap_anonymous_agent: str = Field("ap-client", pattern=r"^[A-Za-z0-9_.@:+-]{1,100}$",
+                                    description="The agent name anonymous Agent Protocol "
+                                    "clients act as.")
+
     @classmethod
     def settings_customise_sources(
         cls,

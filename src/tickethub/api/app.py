@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from tickethub import __version__
-from tickethub.api import admin, events, problems, tickets
+from tickethub.api import admin, agent_protocol, events, problems, tickets
 from tickethub.api.deps import call
 from tickethub.api.limits import BodySizeLimit
 from tickethub.server.runtime import HubRuntime
@@ -33,10 +33,12 @@ def create_app(hub: HubRuntime) -> FastAPI:
                   lifespan=lifespan)
     app.state.hub = hub
     problems.install(app)
-    app.add_middleware(BodySizeLimit, max_bytes=hub.settings.max_body_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=hub.settings.max_body_bytes,
+                       exempt=(agent_protocol.PREFIX + "/",))  # /ap/v1 enforces its own
     app.include_router(tickets.router)
     app.include_router(events.router)
     app.include_router(admin.router)
+    app.include_router(agent_protocol.router)
 
     @app.get("/healthz", tags=["health"], summary="Liveness and database check")
     async def healthz() -> dict[str, object]:

@@ -7,15 +7,26 @@ from pathlib import Path
 import click
 
 from tickethub import __version__
+from tickethub.cli import asking, output, reading, responding, tokens
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=output.Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tickethub")
 def cli() -> None:
     """tickethub: agents ask, people answer, agents go on.
 
     Commands that talk to a running hub find it through TICKETHUB_URL and
-    TICKETHUB_TOKEN (or --url and --token).
+    TICKETHUB_TOKEN (or --url and --token). Errors are one line on stderr; exit codes:
+    0 ok, 2 bad command line, 3 not found, 4 not allowed, 5 conflict, 6 refused input,
+    7 hub unreachable; `ask --wait`/`wait`: 10 denied, 11 expired, 12 cancelled,
+    13 still waiting after --timeout.
+
+    \b
+    A 30-second tour (two terminals):
+      tickethub serve                                   # prints the admin token
+      tickethub ask "Which region?" --wait              # terminal 1 blocks...
+      tickethub list --status open                      # terminal 2
+      tickethub answer 1 "eu-west-1"                    # ...and terminal 1 prints it
     """
 
 
@@ -33,6 +44,19 @@ def serve(host: str | None, port: int | None, data_dir: Path | None) -> None:
     overrides = {k: v for k, v in {"host": host, "port": port, "data_dir": data_dir}.items()
                  if v is not None}
     run(Settings(**overrides))
+
+
+from tickethub.cli.mcp import mcp as _mcp_command  # noqa: E402
+
+cli.add_command(_mcp_command)
+
+
+# Talking to a running hub (cli/asking.py, cli/responding.py, cli/reading.py, cli/tokens.py)
+cli.add_command(asking.ask)
+cli.add_command(asking.wait)
+for _command in (*responding.COMMANDS, *reading.COMMANDS):
+    cli.add_command(_command)
+cli.add_command(tokens.token)
 
 
 def main() -> None:
