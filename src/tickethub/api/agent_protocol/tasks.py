@@ -1,0 +1,207 @@
+"""Tasks and steps: create/list/get task, execute/list/get step, and the extension
+stream of a task's steps (``GET .../steps/stream``, Server-Sent Events)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from tickethub.api.agent_protocol.context import Hub, Me, Services
+from tickethub.api.agent_protocol.errors import AgentProtocolRoute
+from tickethub.api.agent_protocol.schemas import (
+    NotFoundMessage,
+    Step,
+    StepRequestBody,
+    Task,
+    TaskListResponse,
+    TaskRequestBody,
+    TaskStepsListResponse,
+    pagination,
+    step_out,
+    task_out,
+)
+from tickethub.api.deps import call
+from tickethub.domain.status import Status
+from tickethub.errors import ValidationFailed
+from tickethub.server.runtime import HubRuntime
+from tickethub.services.agent_tasks import REF_INPUT, StepView, TaskFilter
+
+router = APIRouter(route_class=AgentProtocolRoute, tags=["agent"])
+
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": NotFoundMessage, "description": "Unable to find entity with a given "
+          "identifier"}}
+INVALID: dict[int | str, dict[str, Any]] = {
+    422: {"description": "Unable to process request: an invalid or malformed body or "
+          "parameter; `field` names it."}}
+Page = Annotated[int, Query(ge=1, description="Page number")]
+PageSize = Annotated[int, Query(ge=1, le=1000, description="Number of items per page")]
+_LIST_PARAMS = frozenset({"current_page", "page_size", "status", "label", "include"})
+
+
+def waiting_for_human(hub: HubRuntime, ticket_id: int) -> dict[str, Any]:
+    """Where a person answers: the ticket in the API and in the web inbox."""
+    return {"ticket_id": ticket_id, "url": hub.public_url(f"/api/v1/tickets/{ticket_id}"),
+            "html_url": hub.public_url(f"/t/{ticket_id}")}
+
+
+def _with_steps(include: str | None) -> bool:
+    if include is None or include == "":
+        return False
+    if include != "steps":
+        raise ValidationFailed("include may only be 'steps'", field="include")
+    return True
+
+
+@router.post("/agent/tasks", operation_id="createAgentTask", response_model=Task,
+             responses=INVALID, summary="Creates a task for the agent.")
+async def create_task(svc: Services, me: Me, body: TaskRequestBody | None = None
+                      ) -> JSONResponse:
+    """The task becomes a ticket of kind ``task`` (its id in the ticket's refs as
+    ``ap_task_id``), for a person or an agent worker to take."""
+    body = body or TaskRequestBody()
+    view = await call(svc.tasks.create, me, body.input, body.additional_input)
+    return JSONResponse(task_out(view))
+
+
+@router.get("/agent/tasks", operation_id="listAgentTasks", response_model=TaskListResponse,
+            responses=INVALID, summary="List all tasks that have been created for the agent.")
+async def list_tasks(
+    request: Request, hub: Hub, svc: Services, me: Me,
+    current_page: Page = 1, page_size: PageSize = 10,
+    status: Annotated[list[Status] | None, Query(
+        description="Extension: only tasks whose ticket has this status (repeatable).")
+    ] = None,
+    label: Annotated[str | None, Query(max_length=100,
+                                       description="Extension: only tasks with this label.")
+                     ] = None,
+    include: Annotated[str | None, Query(description="Extension: 'steps' adds each task's "
+                                         "steps.")] = None,
+) -> JSONResponse:
+    """Oldest first. Any other query parameter filters on that ``additional_input`` key
+    (extension), e.g. ``?app_id=checkout``."""
+    inputs = tuple(
+        (REF_INPUT + key, value) for key, value in request.query_params.multi_items()
+        if key not in _LIST_PARAMS
+    )
+    filters = TaskFilter(status=tuple(status or ()), label=label, inputs=inputs)
+    views, total = await call(svc.tasks.page, filters, (current_page - 1) * page_size,
+                              page_size, with_steps=_with_steps(include))
+    tasks = [task_out(v, waiting_for_human(hub, v.ticket.id)) for v in views]
+    return JSONResponse({"tasks": tasks,
+                         "pagination": pagination(total, current_page, page_size)})
+
+
+@router.get("/agent/tasks/{task_id}", operation_id="getAgentTask", response_model=Task,
+            responses={**NOT_FOUND, **INVALID},
+            summary="Get details about a specified agent task.")
+async def get_task(task_id: str, hub: Hub, svc: Services, me: Me,
+                   include: Annotated[str | None, Query(
+                       description="Extension: 'steps' adds the task's steps.")] = None,
+                   ) -> JSONResponse:
+    view = await call(svc.tasks.get, task_id, with_steps=_with_steps(include))
+    return JSONResponse(task_out(view, waiting_for_human(hub, view.ticket.id)))
+
+
+@router.get("/agent/tasks/{task_id}/steps", operation_id="listAgentTaskSteps",
+            response_model=TaskStepsListResponse, responses={**NOT_FOUND, **INVALID},
+            summary="List all steps for the specified task.")
+async def list_steps(task_id: str, hub: Hub, svc: Services, me: Me,
+                     current_page: Page = 1, page_size: PageSize = 10) -> JSONResponse:
+    ticket, steps = await call(svc.tasks.steps, task_id)
+    start = (current_page - 1) * page_size
+    waiting = waiting_for_human(hub, ticket.id)
+    return JSONResponse({
+        "steps": [step_out(s, waiting) for s in steps[start:start + page_size]],
+        "pagination": pagination(len(steps), current_page, page_size),
+    })
+
+
+async def hold_for_reply(hub: HubRuntime, svc: Any, task_id: str, step_id: str,
+                         ticket_id: int, seconds: float) -> StepView:
+    view: StepView
+    """The step once it completes, or as it is after ``seconds``. Registers for the
+    ticket's changes before each read, so a reply stored in between still wakes it."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while True:
+        with hub.bus.ticket_signal(ticket_id) as changed:
+            _, view = await call(svc.tasks.step, task_id, step_id)
+            remaining = deadline - loop.time()
+            if view.state.status == "completed" or remaining <= 0:
+                return view
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed, remaining)
+
+
+@router.post("/agent/tasks/{task_id}/steps", operation_id="executeAgentTaskStep",
+             response_model=Step, responses={**NOT_FOUND, **INVALID, 409: {
+                 "description": "The task is finished; nothing was changed."}},
+             summary="Execute a step in the specified agent task.")
+async def execute_step(task_id: str, hub: Hub, svc: Services, me: Me,
+                       body: StepRequestBody | None = None) -> JSONResponse:
+    """Posts the step's input on the task's ticket and holds up to
+    ``ap_step_hold_seconds`` for a reply. Without one in time the step comes back
+    ``running``, with ``additional_output.waiting_for_human`` naming the ticket; a later
+    GET of the step shows it completed once the reply lands."""
+    body = body or StepRequestBody()
+    step, ticket = await call(svc.tasks.post_step, me, task_id, body.input,
+                              body.additional_input)
+    view = await hold_for_reply(hub, svc, task_id, step.step_id, ticket.id,
+                                hub.settings.ap_step_hold_seconds)
+    return JSONResponse(step_out(view, waiting_for_human(hub, ticket.id)))
+
+
+def _sse(view: StepView, hub: HubRuntime, ticket_id: int) -> str:
+    data = json.dumps(step_out(view, waiting_for_human(hub, ticket_id)))
+    return f"id: {view.state.step_id}:{view.state.status}\nevent: step\ndata: {data}\n\n"
+
+
+@router.get("/agent/tasks/{task_id}/steps/stream", operation_id="streamAgentTaskSteps",
+            response_class=StreamingResponse, responses=NOT_FOUND,
+            summary="Extension: a task's steps as Server-Sent Events.")
+async def stream_steps(task_id: str, hub: Hub, svc: Services, me: Me) -> StreamingResponse:
+    """Sends every step now (``event: step``, data = the Step), then each step again
+    whenever it changes (new, completed, is_last). Ends after the task's ticket is
+    resolved and its last step was sent; sends keep-alive comments meanwhile."""
+    ticket, _ = await call(svc.tasks.steps, task_id)  # 404 before the stream starts
+    keepalive = hub.settings.sse_keepalive_seconds
+
+    async def body() -> AsyncIterator[str]:
+        sent: dict[str, tuple[str, bool]] = {}
+        yield "retry: 1000\n\n"
+        while True:
+            # Register before reading, so a change right after the read still wakes us.
+            with hub.bus.ticket_signal(ticket.id) as changed:
+                current, steps = await call(svc.tasks.steps, task_id)
+                resolved = not current.waiting
+                for view in steps:
+                    key = (view.state.status, view.state.is_last)
+                    if sent.get(view.state.step_id) != key:
+                        sent[view.state.step_id] = key
+                        yield _sse(view, hub, ticket.id)
+                if resolved:
+                    yield "event: end\ndata: {}\n\n"
+                    return
+                try:
+                    await asyncio.wait_for(changed, keepalive)
+                except TimeoutError:
+                    yield ": keep-alive\n\n"
+
+    return StreamingResponse(body(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.get("/agent/tasks/{task_id}/steps/{step_id}", operation_id="getAgentTaskStep",
+            response_model=Step, responses=NOT_FOUND,
+            summary="Get details about a specified task step.")
+async def get_step(task_id: str, step_id: str, hub: Hub, svc: Services, me: Me
+                   ) -> JSONResponse:
+    ticket, view = await call(svc.tasks.step, task_id, step_id)
+    return JSONResponse(step_out(view, waiting_for_human(hub, ticket.id)))

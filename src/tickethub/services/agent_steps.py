@@ -1,0 +1,92 @@
+"""Steps of an Agent Protocol task, derived from the conversation on its ticket.
+
+A step is one turn: its input is a message the client posted on the task's ticket, and
+its reply is the first later message that may steer the client — trusted, not written
+by the task's creator, and not another step's input. Every step still waiting when that
+reply lands gets it (a person who reads two questions and answers once answers both).
+A step whose ticket was resolved (answered, done, cancelled, expired) without a reply is
+completed too. ``is_last`` is true for the newest step of a resolved ticket.
+
+Deriving instead of storing a status means nothing can go stale: a reply through any
+channel (web, email, chat, the SDK) completes the step the moment it is stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from tickethub.domain.messages import Message, MessageKind
+from tickethub.domain.tickets import Ticket
+
+StepStatus = Literal["created", "running", "completed"]
+_REPLY_KINDS = frozenset({MessageKind.COMMENT, MessageKind.ANSWER})
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """A step as stored: what the client sent, and the message that carries it."""
+
+    step_id: str
+    task_id: str
+    input: str | None
+    additional_input: dict[str, Any] | None
+    input_message_id: int
+    created_by: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StepState:
+    """A step as the client sees it."""
+
+    record: StepRecord
+    status: StepStatus
+    output: str | None
+    additional_output: dict[str, Any] | None
+    is_last: bool
+
+    @property
+    def step_id(self) -> str:
+        return self.record.step_id
+
+
+def _reply_output(reply: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"replied_by": reply.author, "via": reply.via}
+    if reply.data is not None:
+        out["data"] = reply.data
+    return out
+
+
+def derive(steps: list[StepRecord], messages: list[Message], ticket: Ticket) -> list[StepState]:
+    """The state of each of ``steps`` (oldest first) given the ticket and its messages."""
+    inputs = {s.input_message_id for s in steps}
+    replies = sorted(
+        (m for m in messages
+         if m.trusted and m.kind in _REPLY_KINDS and m.author != ticket.created_by
+         and m.id not in inputs),
+        key=lambda m: m.id,
+    )
+    resolved = not ticket.waiting
+    states: list[StepState] = []
+    for index, step in enumerate(steps):
+        reply = next((m for m in replies if m.id > step.input_message_id), None)
+        newest = index == len(steps) - 1
+        is_last = resolved and newest
+        extra: dict[str, Any]
+        if reply is not None:
+            extra = _reply_output(reply)
+            if is_last:
+                extra["ticket_status"] = ticket.status.value
+            states.append(StepState(step, "completed", reply.body, extra, is_last))
+        elif resolved:
+            extra = {"ticket_status": ticket.status.value}
+            answer = ticket.answer
+            if answer is not None and answer.data is not None and is_last:
+                extra["data"] = answer.data
+            text = answer.text if answer is not None and is_last else None
+            states.append(StepState(step, "completed", text, extra, is_last))
+        else:
+            states.append(StepState(step, "running", None, None, False))
+    return states

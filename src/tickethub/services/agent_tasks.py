@@ -1,0 +1,295 @@
+"""Agent Protocol use cases: a task is a ticket (kind ``task``), a step is one turn on it.
+
+* ``create`` opens the ticket and its task row in one transaction; the AP id and every
+  scalar top-level ``additional_input`` key go into the ticket's indexed refs
+  (``ap_task_id``, ``ap_input.<key>``), so tasks are found by an outside id and filtered
+  by e.g. ``app_id``. ``input`` and ``additional_input`` are also kept exactly as sent.
+* ``post_step`` posts the step's input as a message on the ticket, for whoever is
+  assigned (a person through any channel, or an agent worker) to reply to. A step can
+  not be posted to a resolved ticket: ``Conflict``, and nothing changes.
+* Step states are derived from the ticket's messages (``agent_steps.derive``).
+
+Waiting for the reply is the door's job (it owns the event loop); this module is sync
+and thread-safe, one transaction per call.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from tickethub.domain.actors import Actor, require_owner_or_responder
+from tickethub.domain.events import EventType, NewEvent
+from tickethub.domain.messages import Message, MessageKind
+from tickethub.domain.status import Kind, Status
+from tickethub.domain.tickets import Ticket, TicketDraft
+from tickethub.errors import Conflict, NotFound
+from tickethub.services.agent_steps import StepRecord, StepState, derive
+from tickethub.services.ports import Clock, Notifier, UnitOfWork
+
+AP_CHANNEL = "agent-protocol"
+REF_TASK = "ap_task_id"
+REF_INPUT = "ap_input."
+DEFAULT_TITLE = "Agent Protocol task"
+EMPTY_STEP_BODY = "(next step, no input)"
+_TITLE_MAX = 200
+_REF_KEY_MAX = 100 - len(REF_INPUT)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    task_id: str
+    ticket_id: int
+    input: str | None
+    additional_input: dict[str, Any] | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactRecord:
+    artifact_id: str
+    task_id: str
+    step_id: str | None
+    agent_created: bool
+    file_name: str
+    relative_path: str | None
+    size: int
+    storage_key: str
+    created_by: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFilter:
+    """Extension filters of the task list: ticket status, a label, additional_input keys."""
+
+    status: tuple[Status, ...] = ()
+    label: str | None = None
+    inputs: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    state: StepState
+    task_id: str
+    artifacts: list[ArtifactRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskView:
+    record: TaskRecord
+    ticket: Ticket
+    artifacts: list[ArtifactRecord]
+    steps: list[StepView] | None = None
+
+
+class ApRepository(Protocol):
+    def add_task(self, record: TaskRecord) -> None: ...
+    def get_task(self, task_id: str) -> TaskRecord | None: ...
+    def list_tasks(self, filters: TaskFilter, offset: int, limit: int
+                   ) -> tuple[list[TaskRecord], int]:
+        """One page of tasks, oldest first, and the total that match."""
+        ...
+    def add_step(self, record: StepRecord) -> None: ...
+    def steps(self, task_ids: Sequence[str]) -> list[StepRecord]:
+        """Steps of these tasks, oldest first."""
+        ...
+    def latest_step(self, task_id: str) -> StepRecord | None: ...
+    def add_artifact(self, record: ArtifactRecord) -> None: ...
+    def artifacts(self, task_ids: Sequence[str]) -> list[ArtifactRecord]: ...
+    def artifact_page(self, task_id: str, offset: int, limit: int
+                      ) -> tuple[list[ArtifactRecord], int]: ...
+    def get_artifact(self, task_id: str, artifact_id: str) -> ArtifactRecord | None: ...
+    def messages(self, ticket_ids: Sequence[int]) -> list[Message]: ...
+    def tickets(self, ticket_ids: Sequence[int]) -> list[Ticket]: ...
+
+
+class ApUnitOfWork(UnitOfWork, Protocol):
+    ap: ApRepository
+
+
+class ApStore(Protocol):
+    def write(self) -> AbstractContextManager[ApUnitOfWork]: ...
+    def read(self) -> AbstractContextManager[ApUnitOfWork]: ...
+
+
+def _title(text: str | None) -> str:
+    first = (text or "").strip().splitlines()[0].strip() if (text or "").strip() else ""
+    if not first:
+        return DEFAULT_TITLE
+    return first if len(first) <= _TITLE_MAX else first[: _TITLE_MAX - 1] + "…"
+
+
+def ref_value(value: Any) -> str | None:
+    """How a scalar ``additional_input`` value is indexed (and how filters match it)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return None
+
+
+def input_refs(additional_input: dict[str, Any] | None) -> dict[str, str]:
+    refs: dict[str, str] = {}
+    for key, value in (additional_input or {}).items():
+        indexed = ref_value(value)
+        if indexed is not None and 0 < len(key) <= _REF_KEY_MAX:
+            refs[REF_INPUT + key] = indexed
+    return refs
+
+
+class AgentTaskService:
+    """Tasks and steps of the Agent Protocol door. Thread-safe: one transaction per call."""
+
+    def __init__(self, store: ApStore, clock: Clock, notifier: Notifier,
+                 new_id: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+        self._store = store
+        self._clock = clock
+        self._notifier = notifier
+        self._new_id = new_id
+
+    # -- tasks ---------------------------------------------------------------------------
+
+    def create(self, actor: Actor, text: str | None,
+               additional_input: dict[str, Any] | None) -> TaskView:
+        task_id = self._new_id()
+        refs: dict[str, Any] = {REF_TASK: task_id, **input_refs(additional_input)}
+        draft = TicketDraft(kind=Kind.TASK, title=_title(text), body=text or "", refs=refs)
+        now = self._clock.now()
+        with self._store.write() as uow:
+            ticket = uow.tickets.add(draft, actor.name, now)
+            record = TaskRecord(task_id, ticket.id, text, additional_input, now)
+            uow.ap.add_task(record)
+            event = uow.events.append(
+                NewEvent(EventType.TICKET_CREATED, ticket.id, ticket.path, actor.name,
+                         {"kind": ticket.kind.value, "title": ticket.title,
+                          "parent_id": None, "status": ticket.status.value,
+                          REF_TASK: task_id}),
+                now,
+            )
+        self._notifier.notify(event.seq, [ticket])
+        return TaskView(record, ticket, [])
+
+    def get(self, task_id: str, *, with_steps: bool = False) -> TaskView:
+        with self._store.read() as uow:
+            record = self._task(uow, task_id)
+            views = self._views(uow, [record], with_steps)
+        return views[0]
+
+    def page(self, filters: TaskFilter, offset: int, limit: int, *,
+             with_steps: bool = False) -> tuple[list[TaskView], int]:
+        with self._store.read() as uow:
+            records, total = uow.ap.list_tasks(filters, offset, limit)
+            return self._views(uow, records, with_steps), total
+
+    # -- steps ---------------------------------------------------------------------------
+
+    def post_step(self, actor: Actor, task_id: str, text: str | None,
+                  additional_input: dict[str, Any] | None) -> tuple[StepRecord, Ticket]:
+        """Post a step's input on the task's ticket; returns the step and the ticket."""
+        now = self._clock.now()
+        step_id = self._new_id()
+        with self._store.write() as uow:
+            record = self._task(uow, task_id)
+            ticket = uow.tickets.get(record.ticket_id, for_update=True)
+            if ticket is None:  # pragma: no cover - a foreign key keeps them together
+                raise NotFound(f"task {task_id} has no ticket", field="task_id")
+            require_owner_or_responder(actor, ticket.created_by, "posting a step")
+            if not ticket.waiting:
+                raise Conflict(
+                    f"task {task_id} is finished (its ticket is {ticket.status.value}); "
+                    "no more steps can be posted", field="task_id",
+                    ticket_status=ticket.status.value,
+                )
+            trusted = actor.can_steer or actor.name == ticket.created_by
+            message = uow.messages.add(
+                ticket.id, actor.name, AP_CHANNEL, text if text and text.strip()
+                else EMPTY_STEP_BODY, MessageKind.COMMENT, trusted, now,
+                data={REF_TASK: task_id, "ap_step_id": step_id,
+                      "additional_input": additional_input},
+            )
+            step = StepRecord(step_id, task_id, text, additional_input, message.id,
+                              actor.name, now)
+            uow.ap.add_step(step)
+            event = uow.events.append(
+                NewEvent(EventType.MESSAGE_POSTED, ticket.id, ticket.path, actor.name,
+                         {"message_id": message.id, "via": AP_CHANNEL, "trusted": trusted,
+                          REF_TASK: task_id, "ap_step_id": step_id}),
+                now,
+            )
+        self._notifier.notify(event.seq, [ticket])
+        return step, ticket
+
+    def steps(self, task_id: str) -> tuple[Ticket, list[StepView]]:
+        """The task's ticket and all its steps, oldest first."""
+        with self._store.read() as uow:
+            record = self._task(uow, task_id)
+            view = self._views(uow, [record], True)[0]
+        assert view.steps is not None
+        return view.ticket, view.steps
+
+    def step(self, task_id: str, step_id: str) -> tuple[Ticket, StepView]:
+        """The task's ticket and the step asked for (``NotFound`` for an unknown id)."""
+        ticket, steps = self.steps(task_id)
+        for view in steps:
+            if view.state.step_id == step_id:
+                return ticket, view
+        raise NotFound(f"task {task_id} has no step {step_id}", field="step_id")
+
+    # -- internals -----------------------------------------------------------------------
+
+    @staticmethod
+    def _task(uow: ApUnitOfWork, task_id: str) -> TaskRecord:
+        record = uow.ap.get_task(task_id)
+        if record is None:
+            raise NotFound(f"task {task_id} does not exist", field="task_id")
+        return record
+
+    @staticmethod
+    def _views(uow: ApUnitOfWork, records: list[TaskRecord], with_steps: bool
+               ) -> list[TaskView]:
+        if not records:
+            return []
+        task_ids = [r.task_id for r in records]
+        tickets = {t.id: t for t in uow.ap.tickets([r.ticket_id for r in records])}
+        artifacts: dict[str, list[ArtifactRecord]] = {t: [] for t in task_ids}
+        for artifact in uow.ap.artifacts(task_ids):
+            artifacts[artifact.task_id].append(artifact)
+        steps: dict[str, list[StepView]] | None = None
+        if with_steps:
+            steps = _step_views(uow, records, tickets, artifacts)
+        return [
+            TaskView(r, tickets[r.ticket_id], artifacts[r.task_id],
+                     steps[r.task_id] if steps is not None else None)
+            for r in records
+        ]
+
+
+def _step_views(uow: ApUnitOfWork, records: list[TaskRecord], tickets: dict[int, Ticket],
+                artifacts: dict[str, list[ArtifactRecord]]) -> dict[str, list[StepView]]:
+    by_task: dict[str, list[StepRecord]] = {r.task_id: [] for r in records}
+    for step in uow.ap.steps(list(by_task)):
+        by_task[step.task_id].append(step)
+    with_steps = [r for r in records if by_task[r.task_id]]
+    messages: dict[int, list[Message]] = {r.ticket_id: [] for r in with_steps}
+    if with_steps:
+        for message in uow.ap.messages([r.ticket_id for r in with_steps]):
+            messages[message.ticket_id].append(message)
+    views: dict[str, list[StepView]] = {}
+    for r in records:
+        by_step: dict[str, list[ArtifactRecord]] = {}
+        for artifact in artifacts[r.task_id]:
+            if artifact.step_id is not None:
+                by_step.setdefault(artifact.step_id, []).append(artifact)
+        states = derive(by_task[r.task_id], messages.get(r.ticket_id, []),
+                        tickets[r.ticket_id])
+        views[r.task_id] = [
+            StepView(s, r.task_id, by_step.get(s.step_id, []) if s.status == "completed"
+                     else [])
+            for s in states
+        ]
+    return views

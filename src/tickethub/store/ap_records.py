@@ -1,0 +1,151 @@
+"""The SQL side of the Agent Protocol door: ``SqlApStore`` opens the hub's transactions
+and adds an ``ap`` repository (tasks, steps, artifacts) next to the core ones, so a task
+and its ticket, or a step and its message, are written in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Connection, func, insert, select
+
+from tickethub.domain.messages import Message
+from tickethub.domain.tickets import Ticket
+from tickethub.services.agent_steps import StepRecord
+from tickethub.services.agent_tasks import ArtifactRecord, TaskFilter, TaskRecord
+from tickethub.store.ap_tables import ap_artifacts, ap_steps, ap_tasks
+from tickethub.store.records import _message
+from tickethub.store.sql_store import SqlStore, SqlUnitOfWork
+from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
+from tickethub.store.ticket_repository import _row_to_ticket
+
+
+def _task(row: Any) -> TaskRecord:
+    return TaskRecord(row.task_id, row.ticket_id, row.input, row.additional_input,
+                      row.created_at)
+
+
+def _step(row: Any) -> StepRecord:
+    return StepRecord(row.step_id, row.task_id, row.input, row.additional_input,
+                      row.input_message_id, row.created_by, row.created_at)
+
+
+def _artifact(row: Any) -> ArtifactRecord:
+    return ArtifactRecord(row.artifact_id, row.task_id, row.step_id, row.agent_created,
+                          row.file_name, row.relative_path, row.size, row.storage_key,
+                          row.created_by, row.created_at)
+
+
+class SqlApRepository:
+    def __init__(self, connection: Connection) -> None:
+        self._c = connection
+
+    def add_task(self, record: TaskRecord) -> None:
+        self._c.execute(insert(ap_tasks).values(
+            task_id=record.task_id, ticket_id=record.ticket_id, input=record.input,
+            additional_input=record.additional_input, created_at=record.created_at))
+
+    def get_task(self, task_id: str) -> TaskRecord | None:
+        row = self._c.execute(select(ap_tasks).where(ap_tasks.c.task_id == task_id)).first()
+        return _task(row) if row else None
+
+    def list_tasks(self, filters: TaskFilter, offset: int, limit: int
+                   ) -> tuple[list[TaskRecord], int]:
+        where = []
+        if filters.status:
+            where.append(ap_tasks.c.ticket_id.in_(
+                select(tickets.c.id).where(tickets.c.status.in_([s.value for s in
+                                                                 filters.status]))))
+        if filters.label is not None:
+            where.append(ap_tasks.c.ticket_id.in_(
+                select(ticket_labels.c.ticket_id).where(
+                    ticket_labels.c.label == filters.label.strip().lower())))
+        for name, value in filters.inputs:
+            where.append(ap_tasks.c.ticket_id.in_(
+                select(ticket_refs.c.ticket_id).where(
+                    ticket_refs.c.name == name, ticket_refs.c.value == value)))
+        total = self._c.execute(
+            select(func.count()).select_from(ap_tasks).where(*where)).scalar() or 0
+        rows = self._c.execute(
+            select(ap_tasks).where(*where).order_by(ap_tasks.c.ticket_id)
+            .offset(offset).limit(limit))
+        return [_task(r) for r in rows], int(total)
+
+    def add_step(self, record: StepRecord) -> None:
+        self._c.execute(insert(ap_steps).values(
+            step_id=record.step_id, task_id=record.task_id, input=record.input,
+            additional_input=record.additional_input,
+            input_message_id=record.input_message_id, created_by=record.created_by,
+            created_at=record.created_at))
+
+    def steps(self, task_ids: Sequence[str]) -> list[StepRecord]:
+        rows = self._c.execute(
+            select(ap_steps).where(ap_steps.c.task_id.in_(list(task_ids)))
+            .order_by(ap_steps.c.id))
+        return [_step(r) for r in rows]
+
+    def latest_step(self, task_id: str) -> StepRecord | None:
+        row = self._c.execute(
+            select(ap_steps).where(ap_steps.c.task_id == task_id)
+            .order_by(ap_steps.c.id.desc()).limit(1)).first()
+        return _step(row) if row else None
+
+    def add_artifact(self, record: ArtifactRecord) -> None:
+        self._c.execute(insert(ap_artifacts).values(
+            artifact_id=record.artifact_id, task_id=record.task_id, step_id=record.step_id,
+            agent_created=record.agent_created, file_name=record.file_name,
+            relative_path=record.relative_path, size=record.size,
+            storage_key=record.storage_key, created_by=record.created_by,
+            created_at=record.created_at))
+
+    def artifacts(self, task_ids: Sequence[str]) -> list[ArtifactRecord]:
+        rows = self._c.execute(
+            select(ap_artifacts).where(ap_artifacts.c.task_id.in_(list(task_ids)))
+            .order_by(ap_artifacts.c.id))
+        return [_artifact(r) for r in rows]
+
+    def artifact_page(self, task_id: str, offset: int, limit: int
+                      ) -> tuple[list[ArtifactRecord], int]:
+        where = ap_artifacts.c.task_id == task_id
+        total = self._c.execute(
+            select(func.count()).select_from(ap_artifacts).where(where)).scalar() or 0
+        rows = self._c.execute(
+            select(ap_artifacts).where(where).order_by(ap_artifacts.c.id)
+            .offset(offset).limit(limit))
+        return [_artifact(r) for r in rows], int(total)
+
+    def get_artifact(self, task_id: str, artifact_id: str) -> ArtifactRecord | None:
+        row = self._c.execute(select(ap_artifacts).where(
+            ap_artifacts.c.task_id == task_id,
+            ap_artifacts.c.artifact_id == artifact_id)).first()
+        return _artifact(row) if row else None
+
+    def messages(self, ticket_ids: Sequence[int]) -> list[Message]:
+        rows = self._c.execute(
+            select(messages).where(messages.c.ticket_id.in_(list(ticket_ids)))
+            .order_by(messages.c.id))
+        return [_message(r) for r in rows]
+
+    def tickets(self, ticket_ids: Sequence[int]) -> list[Ticket]:
+        rows = self._c.execute(select(tickets).where(tickets.c.id.in_(list(ticket_ids))))
+        return [_row_to_ticket(r) for r in rows]
+
+
+class SqlApStore:
+    """The hub's ``SqlStore`` transactions with an ``ap`` repository added."""
+
+    def __init__(self, store: SqlStore) -> None:
+        self._store = store
+
+    @contextmanager
+    def write(self) -> Iterator[SqlUnitOfWork]:
+        with self._store.write() as uow:
+            uow.ap = SqlApRepository(uow.connection)  # type: ignore[attr-defined]
+            yield uow
+
+    @contextmanager
+    def read(self) -> Iterator[SqlUnitOfWork]:
+        with self._store.read() as uow:
+            uow.ap = SqlApRepository(uow.connection)  # type: ignore[attr-defined]
+            yield uow
