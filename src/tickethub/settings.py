@@ -47,6 +47,9 @@ class Settings(BaseSettings):
     delivery_timeout_seconds: float = Field(10.0, gt=0, description="Timeout of one "
                                             "outbound HTTP delivery.")
     log_level: str = Field("info", description="debug, info, warning or error.")
+    # -- web inbox --
+    session_ttl_seconds: float = Field(7 * 24 * 3600, gt=0, description="How long a "
+                                       "browser sign-in lasts without use; renewed while used.")
 
     # -- Agent Protocol door (/ap/v1, docs/agent-protocol.md) -----------------------------
     ap_step_hold_seconds: float = Field(30.0, ge=0, le=300, description="How long POST "

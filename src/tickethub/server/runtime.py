@@ -24,12 +24,16 @@ from tickethub.services.auth import AuthService
 from tickethub.services.deadlines import DeadlineService
 from tickethub.services.deliveries import DeliveryService
 from tickethub.services.events import EventService
+from tickethub.services.inbox import InboxService
 from tickethub.services.ports import Clock, SecretGenerator
+from tickethub.services.sessions import SessionService
 from tickethub.services.tickets import TicketService
 from tickethub.services.webhooks import WebhookService
 from tickethub.settings import Settings
 from tickethub.store.engine import make_engine
+from tickethub.store.inbox_queries import SqlInboxReader
 from tickethub.store.migrate import upgrade
+from tickethub.store.sessions_store import SqlSessionStore
 from tickethub.store.sql_store import SqlStore
 
 log = logging.getLogger("tickethub")
@@ -56,6 +60,10 @@ class HubRuntime:
         self.auth = AuthService(self.store, self.clock, self.secrets)
         self.deadlines = DeadlineService(self.store, self.clock, self.bus)
         self.webhooks = WebhookService(self.store, self.clock, self.secrets)
+        # web inbox: people's sign-in and the inbox queries
+        self.sessions = SessionService(SqlSessionStore(self.store), self.clock, self.secrets,
+                                       settings.session_ttl_seconds)
+        self.inbox = InboxService(SqlInboxReader(self.store))
         self.deliveries = DeliveryService(
             self.store, self.clock,
             max_attempts=settings.delivery_max_attempts,

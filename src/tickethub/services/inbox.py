@@ -1,0 +1,137 @@
+"""The people's inbox: which tickets wait on whom, most urgent or newest first, in pages.
+
+Views (``InboxQuery.view``):
+
+* ``team`` (default): waiting tickets nobody took yet, plus those assigned to me;
+* ``me``: waiting tickets assigned to me;
+* ``all``: every ticket.
+
+Explicit filters (status, kind, label, assignee, agent, search) narrow the view further; an
+explicit status replaces the view's "waiting" status. Sorting is ``newest`` (id
+descending) or ``urgent`` (due date ascending, tickets without one last, then newest).
+Pagination is by keyset (an opaque cursor naming the last row), so page 200 costs what
+page 1 costs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol
+
+from tickethub.domain.status import WAITING, Kind, Status
+from tickethub.domain.tickets import Ticket
+from tickethub.errors import ValidationFailed
+
+View = Literal["team", "me", "all"]
+Sort = Literal["newest", "urgent"]
+VIEWS: tuple[View, ...] = ("team", "me", "all")
+SORTS: tuple[Sort, ...] = ("newest", "urgent")
+MAX_LIMIT = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """The last row of a page: its id and, for ``urgent``, its due date."""
+
+    id: int
+    due_at: datetime | None = None
+
+    def encode(self, sort: Sort) -> str:
+        if sort == "newest":
+            return str(self.id)
+        return f"{self.id}~{self.due_at.isoformat() if self.due_at else '-'}"
+
+    @classmethod
+    def decode(cls, text: str, sort: Sort) -> Cursor:
+        try:
+            if sort == "newest":
+                return cls(int(text))
+            ident, _, due = text.partition("~")
+            return cls(int(ident), None if due in ("", "-") else datetime.fromisoformat(due))
+        except ValueError:
+            raise ValidationFailed("not a cursor from this inbox", field="cursor") from None
+
+
+@dataclass(frozen=True, slots=True)
+class InboxQuery:
+    me: str
+    view: View = "team"
+    status: tuple[Status, ...] = ()
+    kind: Kind | None = None
+    label: str | None = None
+    assignee: str | None = None
+    agent: str | None = None
+    q: str | None = None
+    sort: Sort = "newest"
+    cursor: Cursor | None = None
+    limit: int = 50
+
+    @property
+    def statuses(self) -> tuple[Status, ...]:
+        if self.status:
+            return self.status
+        return () if self.view == "all" else tuple(sorted(WAITING))
+
+    def matches(self, ticket: Ticket) -> bool:
+        """Whether ``ticket`` belongs in this inbox (used for live updates)."""
+        statuses = self.statuses
+        if statuses and ticket.status not in statuses:
+            return False
+        if self.view == "me" and ticket.assignee != self.me:
+            return False
+        if self.view == "team" and ticket.assignee not in (None, self.me):
+            return False
+        if self.kind is not None and ticket.kind is not self.kind:
+            return False
+        if self.label and self.label.strip().lower() not in ticket.labels:
+            return False
+        if self.assignee and ticket.assignee != self.assignee:
+            return False
+        if self.agent and ticket.created_by != self.agent:
+            return False
+        if self.q:
+            needle = self.q.lower()
+            return needle in ticket.title.lower() or needle in ticket.body.lower()
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class InboxPage:
+    items: list[Ticket]
+    next_cursor: str | None
+    total: int
+    query: InboxQuery = field(repr=False)
+
+
+class InboxReader(Protocol):
+    """The read port (adapter: ``store/inbox_queries.py``)."""
+
+    def page(self, query: InboxQuery) -> list[Ticket]:
+        """Up to ``query.limit`` matching tickets after ``query.cursor``, in sort order."""
+        ...
+
+    def count(self, query: InboxQuery) -> int:
+        """How many tickets match, ignoring cursor and limit."""
+        ...
+
+
+class InboxService:
+    def __init__(self, reader: InboxReader) -> None:
+        self._reader = reader
+
+    def page(self, query: InboxQuery) -> InboxPage:
+        if not 1 <= query.limit <= MAX_LIMIT:
+            raise ValidationFailed(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
+        probe = InboxQuery(**{**_fields(query), "limit": query.limit + 1})
+        rows = self._reader.page(probe)
+        items = rows[: query.limit]
+        next_cursor = None
+        if len(rows) > query.limit and items:
+            last = items[-1]
+            next_cursor = Cursor(last.id, last.due_at).encode(query.sort)
+        return InboxPage(items, next_cursor, self._reader.count(query), query)
+
+
+def _fields(query: InboxQuery) -> dict[str, object]:
+    return {name: getattr(query, name) for name in InboxQuery.__slots__}

@@ -1,0 +1,114 @@
+"""People's sign-in: passwords set by an operator, and browser sessions with CSRF tokens.
+
+Contracts:
+
+* ``set_password(name, password, role)`` creates the person if missing (with ``role``)
+  and replaces their password; existing people keep their role.
+* ``sign_in(name, password)`` returns a new :class:`Session` and the plain session token
+  (shown to the browser once, stored only as a SHA-256), or raises ``Unauthenticated``
+  with the same message whether the name or the password was wrong.
+* ``resume(token)`` returns the live session or ``None`` when it is unknown, signed out
+  or expired. A session lives ``ttl`` seconds and is renewed (one write) once less than
+  half of that remains, so an active person stays signed in and reads stay read-only.
+* ``sign_out(token)`` ends the session; calling it twice is harmless.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from tickethub.domain.actors import Actor, ActorKind, Role
+from tickethub.errors import Conflict, Unauthenticated, ValidationFailed
+from tickethub.services.passwords import MIN_LENGTH, hash_password, verify_password
+from tickethub.services.ports import Clock, SecretGenerator
+
+_NAME = re.compile(r"^[A-Za-z0-9_.@:+-]{1,100}$")
+# Checking a made-up hash when the name is unknown keeps sign-in time the same either way.
+_DUMMY_HASH = hash_password("not-a-real-password")
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    token_hash: str
+    actor: Actor
+    csrf: str
+    created_at: datetime
+    expires_at: datetime
+
+    def csrf_ok(self, sent: str | None) -> bool:
+        return bool(sent) and hmac.compare_digest(self.csrf.encode(), (sent or "").encode())
+
+
+class SessionStore(Protocol):
+    """The persistence port of this service (adapter: ``store/sessions_store.py``)."""
+
+    def get_actor(self, name: str) -> Actor | None: ...
+    def set_password(self, actor: Actor, password_hash: str, at: datetime) -> Actor:
+        """Store the hash for ``actor``, creating the actor if it does not exist yet."""
+        ...
+    def password_of(self, name: str) -> tuple[Actor, str] | None: ...
+    def add_session(self, session: Session) -> None: ...
+    def get_session(self, token_hash: str) -> Session | None: ...
+    def renew_session(self, token_hash: str, expires_at: datetime) -> None: ...
+    def delete_session(self, token_hash: str) -> None: ...
+    def delete_expired(self, now: datetime) -> int: ...
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class SessionService:
+    def __init__(self, store: SessionStore, clock: Clock, secrets: SecretGenerator,
+                 ttl_seconds: float = 7 * 24 * 3600) -> None:
+        self._store = store
+        self._clock = clock
+        self._secrets = secrets
+        self._ttl = timedelta(seconds=ttl_seconds)
+
+    def set_password(self, name: str, password: str, role: Role = Role.RESPONDER) -> Actor:
+        if not _NAME.match(name):
+            raise ValidationFailed("a name is 1-100 letters, digits or _.@:+-", field="name")
+        if len(password) < MIN_LENGTH:
+            raise ValidationFailed(f"a password has at least {MIN_LENGTH} characters",
+                                   field="password")
+        existing = self._store.get_actor(name)
+        if existing is not None and existing.kind is not ActorKind.PERSON:
+            raise Conflict(f"{name} is an {existing.kind}; only people sign in", field="name")
+        actor = existing or Actor(name, role, ActorKind.PERSON)
+        return self._store.set_password(actor, hash_password(password), self._clock.now())
+
+    def sign_in(self, name: str, password: str) -> tuple[Session, str]:
+        found = self._store.password_of(name.strip())
+        stored = found[1] if found else _DUMMY_HASH
+        if not verify_password(password, stored) or found is None:
+            raise Unauthenticated("wrong username or password", field="password")
+        now = self._clock.now()
+        token = self._secrets.token()
+        session = Session(_digest(token), found[0], self._secrets.token(), now, now + self._ttl)
+        self._store.delete_expired(now)
+        self._store.add_session(session)
+        return session, token
+
+    def resume(self, token: str | None) -> Session | None:
+        if not token:
+            return None
+        session = self._store.get_session(_digest(token))
+        now = self._clock.now()
+        if session is None or session.expires_at <= now:
+            return None
+        if session.expires_at - now < self._ttl / 2:
+            expires = now + self._ttl
+            self._store.renew_session(session.token_hash, expires)
+            return Session(session.token_hash, session.actor, session.csrf,
+                           session.created_at, expires)
+        return session
+
+    def sign_out(self, token: str | None) -> None:
+        if token:
+            self._store.delete_session(_digest(token))

@@ -1,0 +1,82 @@
+"""``/login`` and ``/logout``.
+
+The sign-in form is protected against login CSRF with a double-submit token: a random
+value in an HTTP-only cookie that the form must echo back.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import RedirectResponse, Response
+
+from tickethub.api.deps import call
+from tickethub.errors import Unauthenticated
+from tickethub.web.render import page
+from tickethub.web.session import (
+    COOKIE,
+    LOGIN_COOKIE,
+    CsrfRejected,
+    Viewer,
+    check_csrf,
+    clear_cookie,
+    safe_next,
+    set_cookie,
+    viewer,
+)
+
+router = APIRouter(include_in_schema=False)
+
+
+def _login_page(request: Request, next_path: str, *, error: str | None = None,
+                username: str = "", status_code: int = 200) -> Response:
+    token = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
+    response = page(request, "login.html", {"next": next_path, "csrf": token,
+                                            "error": error, "username": username,
+                                            "viewer": None}, status_code)
+    set_cookie(request, response, LOGIN_COOKIE, token, max_age=3600)
+    return response
+
+
+@router.get("/login")
+async def login_form(request: Request, next: str | None = None) -> Response:
+    hub = request.app.state.hub
+    target = safe_next(next)
+    if await call(hub.sessions.resume, request.cookies.get(COOKIE)) is not None:
+        return RedirectResponse(target, status_code=303)
+    return _login_page(request, target)
+
+
+@router.post("/login")
+async def login(request: Request) -> Response:
+    hub = request.app.state.hub
+    form = await request.form()
+    sent, expected = str(form.get("csrf") or ""), request.cookies.get(LOGIN_COOKIE) or ""
+    if not sent or not expected or not hmac.compare_digest(sent.encode(), expected.encode()):
+        raise CsrfRejected()
+    target = safe_next(str(form.get("next") or ""))
+    username = str(form.get("username") or "").strip()
+    try:
+        session, token = await call(hub.sessions.sign_in, username,
+                                    str(form.get("password") or ""))
+    except Unauthenticated as exc:
+        return _login_page(request, target, error=exc.detail, username=username,
+                           status_code=401)
+    response = RedirectResponse(target, status_code=303)
+    max_age = int((session.expires_at - session.created_at).total_seconds())
+    set_cookie(request, response, COOKIE, token, max_age=max_age)
+    clear_cookie(request, response, LOGIN_COOKIE)
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request, me: Annotated[Viewer, Depends(viewer)]) -> Response:
+    form = await request.form()
+    check_csrf(me, form.get("csrf"))
+    await call(request.app.state.hub.sessions.sign_out, request.cookies.get(COOKIE))
+    response = RedirectResponse("/login", status_code=303)
+    clear_cookie(request, response, COOKIE)
+    return response

@@ -1,0 +1,114 @@
+"""``/``: the inbox, filtered and paged, with new tickets pushed live."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+from starlette.datastructures import QueryParams
+
+from tickethub.api.deps import call
+from tickethub.domain.events import Event, EventType
+from tickethub.domain.status import Kind, Status
+from tickethub.errors import NotFound, ValidationFailed
+from tickethub.services.inbox import SORTS, VIEWS, Cursor, InboxQuery
+from tickethub.web.live import sse, stream
+from tickethub.web.render import fragment, page
+from tickethub.web.session import Viewer, viewer
+
+router = APIRouter(include_in_schema=False)
+Me = Annotated[Viewer, Depends(viewer)]
+FILTERS = ("view", "status", "kind", "label", "assignee", "agent", "q", "sort")
+
+
+def _text(params: QueryParams, name: str) -> str | None:
+    value = (params.get(name) or "").strip()
+    return value[:200] or None
+
+
+def inbox_query(params: QueryParams, me: str) -> InboxQuery:
+    """Read the inbox filters from a query string; a bad value names its field."""
+    view = params.get("view") or "team"
+    if view not in VIEWS:
+        raise ValidationFailed(f"view must be one of {', '.join(VIEWS)}", field="view")
+    sort = params.get("sort") or "newest"
+    if sort not in SORTS:
+        raise ValidationFailed(f"sort must be one of {', '.join(SORTS)}", field="sort")
+    statuses = []
+    for value in params.getlist("status"):
+        if value:
+            try:
+                statuses.append(Status(value))
+            except ValueError:
+                raise ValidationFailed(f"unknown status {value!r}", field="status") from None
+    kind = params.get("kind") or None
+    if kind is not None and kind not in {k.value for k in Kind}:
+        raise ValidationFailed(f"unknown kind {kind!r}", field="kind")
+    cursor = params.get("cursor")
+    return InboxQuery(
+        me=me, view=view, status=tuple(statuses),  # type: ignore[arg-type]
+        kind=Kind(kind) if kind else None, label=_text(params, "label"),
+        assignee=_text(params, "assignee"), agent=_text(params, "agent"),
+        q=_text(params, "q"), sort=sort,  # type: ignore[arg-type]
+        cursor=Cursor.decode(cursor, sort) if cursor else None,  # type: ignore[arg-type]
+    )
+
+
+def _filters(params: QueryParams) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in params.multi_items() if k in FILTERS and v]
+
+
+@router.get("/")
+async def inbox(request: Request, me: Me) -> Response:
+    hub = request.app.state.hub
+    params = request.query_params
+    error = None
+    try:
+        query = inbox_query(params, me.name)
+        result = await call(hub.inbox.page, query)
+    except ValidationFailed as exc:
+        error, query = exc, InboxQuery(me=me.name)
+        result = await call(hub.inbox.page, query)
+    filters = _filters(params)
+    context = {
+        "viewer": me, "result": result, "query": query, "error": error,
+        "kinds": [k.value for k in Kind], "statuses": [s.value for s in Status],
+        "next_url": ("/?" + urlencode([*filters, ("cursor", result.next_cursor)])
+                     if result.next_cursor else None),
+        "first_url": "/?" + urlencode(filters) if query.cursor else None,
+        "stream_url": "/inbox/stream?" + urlencode(filters),
+        "last_seq": await call(hub.events.last_seq),
+    }
+    return page(request, "inbox.html", context, 422 if error else 200)
+
+
+@router.get("/inbox/stream")
+async def inbox_stream(request: Request, me: Me) -> Response:
+    """``row`` events carry the HTML of a new matching ticket; ``status`` events the new
+    status of any ticket that changed (the page updates the rows it shows)."""
+    hub = request.app.state.hub
+    query = inbox_query(request.query_params, me.name)
+    since = request.query_params.get("since")
+
+    async def render(events: list[Event]) -> list[str]:
+        out = []
+        for event in events:
+            if event.type is EventType.MESSAGE_POSTED:
+                continue
+            try:
+                ticket = await call(hub.tickets.get, event.ticket_id)
+            except NotFound:
+                continue
+            if event.type is EventType.TICKET_CREATED:
+                if query.matches(ticket):
+                    html = fragment("_row.html", t=ticket, now=hub.clock.now())
+                    out.append(sse("row", {"id": ticket.id, "html": html}, event.seq))
+            else:
+                out.append(sse("status", {"id": ticket.id, "status": ticket.status.value,
+                                          "waiting": ticket.waiting}, event.seq))
+        return out
+
+    return await stream(request, render,
+                        since=int(since) if since and since.isdigit() else None)

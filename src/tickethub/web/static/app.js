@@ -1,0 +1,168 @@
+// tickethub web inbox: live updates (SSE), keyboard, in-page validation, Markdown preview.
+// Plain JS, no build step. Pages work without it; this only adds to them.
+(function () {
+  "use strict";
+  const $ = (sel, root) => (root || document).querySelector(sel);
+  const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
+  const csrf = () => ($('meta[name="csrf"]') || {}).content || "";
+
+  // ---- keyboard: j/k move, Enter/o open, a answer, / search -------------------------
+  let selected = -1;
+  const items = () => $$(".rows > .row, .tree .node");
+  function select(i) {
+    const list = items();
+    if (!list.length) return;
+    selected = Math.max(0, Math.min(list.length - 1, i));
+    list.forEach((el, n) => el.classList.toggle("selected", n === selected));
+    const el = list[selected];
+    const link = $("a", el);
+    if (link) link.focus({ preventScroll: true });
+    el.scrollIntoView({ block: "nearest" });
+  }
+  document.addEventListener("keydown", (ev) => {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const t = ev.target;
+    if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+    const list = items();
+    if (ev.key === "j") { select(selected + 1); ev.preventDefault(); }
+    else if (ev.key === "k") { select(selected < 0 ? 0 : selected - 1); ev.preventDefault(); }
+    else if ((ev.key === "o" || ev.key === "Enter") && list[selected] && t === document.body) {
+      location.href = list[selected].dataset.href;
+    } else if (ev.key === "a") {
+      const answer = $("#answer textarea, #answer input:not([type=hidden]), #answer select");
+      if (answer) { answer.focus(); ev.preventDefault(); }
+      else if (list[selected]) { location.href = list[selected].dataset.href + "#answer"; }
+    } else if (ev.key === "/" && $("#q")) { $("#q").focus(); ev.preventDefault(); }
+  });
+  if (location.hash === "#answer") {
+    addEventListener("load", () => {
+      const f = $("#answer textarea, #answer input:not([type=hidden]), #answer select");
+      if (f) f.focus();
+    });
+  }
+
+  // ---- inbox: new tickets live, count in the tab title --------------------------------
+  const inbox = $(".inbox[data-stream]");
+  if (inbox && window.EventSource) {
+    const baseTitle = document.title;
+    let fresh = 0;
+    const source = new EventSource(inbox.dataset.stream);
+    source.addEventListener("row", (ev) => {
+      const data = JSON.parse(ev.data);
+      if ($(`.row[data-id="${data.id}"]`)) return;
+      const holder = document.createElement("ol");
+      holder.innerHTML = data.html;  // rendered and escaped by the server
+      const row = holder.firstElementChild;
+      row.classList.add("fresh");
+      $("#rows").prepend(row);
+      if (selected >= 0) selected += 1;
+      fresh += 1;
+      const empty = $("#empty"); if (empty) empty.remove();
+      const total = $("#total"); total.textContent = String(Number(total.textContent) + 1);
+      document.title = `(${fresh}) ${baseTitle}`;
+      $("#live-status").textContent = `${fresh} new ticket${fresh === 1 ? "" : "s"}`;
+    });
+    source.addEventListener("status", (ev) => {
+      const data = JSON.parse(ev.data);
+      const row = $(`.row[data-id="${data.id}"]`);
+      if (!row) return;
+      const slot = $(".status-slot", row);
+      slot.innerHTML = "";
+      const badge = document.createElement("span");
+      badge.className = `status status-${data.status}`;
+      badge.textContent = data.status.replace("_", " ");
+      slot.append(badge);
+      row.classList.toggle("resolved", !data.waiting);
+    });
+  }
+
+  // ---- ticket page: answered elsewhere → banner + disabled forms ---------------------
+  const ticket = $(".ticket[data-stream]");
+  if (ticket && window.EventSource) {
+    const source = new EventSource(ticket.dataset.stream);
+    source.addEventListener("change", (ev) => {
+      const data = JSON.parse(ev.data);
+      const badge = $("#status-badge");
+      if (badge) {
+        badge.innerHTML = "";
+        const span = document.createElement("span");
+        span.className = `status status-${data.status}`;
+        span.textContent = data.status.replace("_", " ");
+        badge.append(span);
+      }
+      if (data.html && !document.getElementById("m" + data.message_id)) {
+        const holder = document.createElement("div");
+        holder.innerHTML = data.html;  // rendered and sanitized by the server
+        $("#messages").append(holder.firstElementChild);
+      }
+      if (!data.waiting) {
+        const banner = $("#live-banner");
+        banner.textContent = `This ticket is ${data.resolved_by}.`;
+        banner.classList.remove("hidden");
+        $$("#answer form").forEach((form) => {
+          form.setAttribute("aria-disabled", "true");
+          $$("input, textarea, select, button", form).forEach((el) => { el.disabled = true; });
+        });
+      } else {
+        $$('#answer input[name="version"]').forEach((el) => { el.value = data.version; });
+      }
+    });
+  }
+
+  // ---- in-page validation (the server checks everything again) ------------------------
+  function message(el) {
+    const type = el.dataset.type;
+    const value = el.value.trim();
+    if (el.validity && el.validity.badInput) return type === "integer" ? "Enter a whole number." : "Enter a number.";
+    if (!value) return el.dataset.required ? (el.tagName === "SELECT" ? "Pick one of the choices." : "This field is required.") : "";
+    if (type === "integer" || type === "number") {
+      const n = Number(value);
+      if (!Number.isFinite(n)) return "Enter a number.";
+      if (type === "integer" && !Number.isInteger(n)) return "Enter a whole number.";
+      if (el.min !== "" && n < Number(el.min)) return `Must be at least ${el.min}.`;
+      if (el.max !== "" && n > Number(el.max)) return `Must be at most ${el.max}.`;
+    }
+    if (type === "json") { try { JSON.parse(value); } catch (e) { return "Enter valid JSON."; } }
+    const min = el.getAttribute("minlength"), max = el.getAttribute("maxlength");
+    if (min && value.length < Number(min)) return `Use at least ${min} characters.`;
+    if (max && value.length > Number(max)) return `Use at most ${max} characters.`;
+    const pattern = el.getAttribute("pattern");
+    if (pattern) { try { if (!new RegExp(`^(?:${pattern})$`, "u").test(value)) return "This does not have the expected format."; } catch (e) { /* server checks */ } }
+    if (type === "email" && el.validity && el.validity.typeMismatch) return "Enter an email address.";
+    if (type === "url" && el.validity && el.validity.typeMismatch) return "Enter a URL.";
+    return "";
+  }
+  function check(el) {
+    const problem = message(el);
+    const out = document.getElementById(`${el.id}-error`);
+    if (out) out.textContent = problem;
+    if (problem) el.setAttribute("aria-invalid", "true"); else el.removeAttribute("aria-invalid");
+    return !problem;
+  }
+  $$("form[novalidate]").forEach((form) => {
+    const fields = () => $$("input[id], textarea[id], select[id]", form).filter((el) => el.dataset.type || el.dataset.required);
+    fields().forEach((el) => el.addEventListener("blur", () => check(el)));
+    form.addEventListener("submit", (ev) => {
+      const bad = fields().filter((el) => !check(el));
+      if (bad.length) { ev.preventDefault(); bad[0].focus(); }
+    });
+  });
+
+  // ---- Markdown preview (rendered by the server's safe renderer) ----------------------
+  $$(".preview-button").forEach((button) => {
+    button.addEventListener("click", async () => {
+      const body = new FormData();
+      body.append("csrf", csrf());
+      body.append("text", document.getElementById(button.dataset.source).value);
+      const response = await fetch("/preview", { method: "POST", body, credentials: "same-origin" });
+      const target = document.getElementById(button.dataset.target);
+      target.innerHTML = response.ok ? await response.text() : "<p>Preview failed; sign in again?</p>";
+      target.classList.remove("hidden");
+    });
+  });
+
+  // ---- tree: expand / collapse all ----------------------------------------------------
+  const expand = $("#expand-all"), collapse = $("#collapse-all");
+  if (expand) expand.addEventListener("click", () => $$(".tree details").forEach((d) => { d.open = true; }));
+  if (collapse) collapse.addEventListener("click", () => $$(".tree details").forEach((d) => { d.open = false; }));
+})();

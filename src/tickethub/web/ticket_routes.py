@@ -1,0 +1,226 @@
+"""``/t/{id}``: the ticket page, its answer/approve/deny forms, and its live stream.
+
+Forms post back with the ticket ``version`` they were rendered from. A form that arrives
+after the ticket was resolved elsewhere sends nothing and says who resolved it (409); one
+that arrives after a smaller change is shown again, filled in, to check and resend.
+Answers from here go with ``via="web"``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from tickethub.api.deps import call
+from tickethub.domain.events import Event, EventType
+from tickethub.domain.status import Kind
+from tickethub.domain.tickets import Ticket
+from tickethub.errors import (
+    Forbidden,
+    IllegalTransition,
+    NotFound,
+    StaleVersion,
+    ValidationFailed,
+)
+from tickethub.web import schema_form
+from tickethub.web.live import sse, stream
+from tickethub.web.markdown import render as markdown
+from tickethub.web.render import SECURITY_HEADERS, fragment, page
+from tickethub.web.session import Viewer, check_csrf, viewer
+from tickethub.web.ticket_view import TicketView, load
+
+router = APIRouter(include_in_schema=False)
+Me = Annotated[Viewer, Depends(viewer)]
+VIA = "web"
+_DONE = {"answered": "Answer sent.", "approved": "Approved.", "denied": "Denied."}
+
+
+def resolved_by(ticket: Ticket) -> str:
+    """``answered by alice via github`` for a resolved ticket."""
+    if ticket.answer is None:
+        return ticket.status.value.replace("_", " ")
+    return f"{ticket.status.value} by {ticket.answer.by} via {ticket.answer.via}"
+
+
+def answer_fields(ticket: Ticket) -> list[schema_form.Field]:
+    return schema_form.fields_for(ticket.response_schema)
+
+
+def edit_fields(ticket: Ticket) -> list[schema_form.Field]:
+    if ticket.response_schema is not None:
+        return schema_form.fields_for(ticket.response_schema, ticket.proposal)
+    return [schema_form.Field(schema_form.ROOT, (), "Proposal (JSON)", "json", True,
+                              value=ticket.proposal)]
+
+
+def _readonly_reason(me: Viewer, ticket: Ticket) -> str | None:
+    if not me.can_answer:
+        return (f"You can read this ticket. Answering needs the responder role; "
+                f"{me.name} is {me.actor.role}.")
+    if ticket.kind is Kind.APPROVAL and ticket.created_by == me.name:
+        return "You asked for this approval, so someone else decides it."
+    return None
+
+
+def _render(request: Request, me: Viewer, view: TicketView, *, status_code: int = 200,
+            notice: str | None = None, failed: str | None = None,
+            errors: dict[str, str] | None = None, posted: dict[str, str] | None = None,
+            fields: list[schema_form.Field] | None = None) -> Response:
+    ticket = view.ticket
+    context: dict[str, Any] = {
+        "viewer": me, "v": view, "t": ticket, "notice": notice, "failed": failed,
+        "errors": errors or {}, "posted": posted or {},
+        "readonly": _readonly_reason(me, ticket),
+        "answer_fields": fields if failed == "answer" and fields else answer_fields(ticket),
+        "edit_fields": fields if failed == "approve" and fields else edit_fields(ticket),
+        "resolved_by": resolved_by(ticket),
+    }
+    return page(request, "ticket.html", context, status_code)
+
+
+async def _load(request: Request, ticket_id: int) -> TicketView:
+    return await call(load, request.app.state.hub, ticket_id)
+
+
+def _not_found(request: Request, me: Viewer, ticket_id: int) -> Response:
+    return page(request, "error.html", {"viewer": me, "title": "Not found",
+                                        "message": f"There is no ticket {ticket_id}."}, 404)
+
+
+@router.get("/t/{ticket_id}")
+async def ticket_page(request: Request, ticket_id: int, me: Me,
+                      done: str | None = None) -> Response:
+    try:
+        view = await _load(request, ticket_id)
+    except NotFound:
+        return _not_found(request, me, ticket_id)
+    return _render(request, me, view, notice=_DONE.get(done or ""))
+
+
+def _multi(form: Any) -> dict[str, list[str]]:
+    return {key: [str(v) for v in form.getlist(key)] for key in form}
+
+
+def _version(form: Any) -> int | None:
+    raw = str(form.get("version") or "")
+    return int(raw) if raw.isdigit() else None
+
+
+async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> Response:
+    """The one path of every form: CSRF, typed parse, service call, errors next to fields."""
+    hub = request.app.state.hub
+    form = await request.form()
+    check_csrf(me, form.get("csrf"))
+    posted = {key: str(form.get(key) or "") for key in ("text", "comment", "reason")}
+    try:
+        ticket = await call(hub.tickets.get, ticket_id)
+    except NotFound:
+        return _not_found(request, me, ticket_id)
+    fields: list[schema_form.Field] = []
+    data: Any = None
+    errors: dict[str, str] = {}
+    if action == "answer" and ticket.response_schema is not None:
+        fields = answer_fields(ticket)
+    elif action == "approve" and form.get("edit") == "1":
+        fields = edit_fields(ticket)
+    if fields:
+        schema_form.refill(fields, _multi(form))
+        data, errors = schema_form.parse(fields, _multi(form))
+    if action == "deny" and not posted["reason"].strip():
+        errors["reason"] = "Say why, so the agent can do better."
+    if action == "answer" and not fields and not posted["text"].strip():
+        errors["text"] = "Write an answer."
+    version = _version(form)
+    if not errors:
+        try:
+            if action == "answer":
+                await call(hub.tickets.answer, me.actor, ticket_id,
+                           posted["text"] or posted["comment"] or None, data, VIA,
+                           expected_version=version)
+            elif action == "approve":
+                await call(hub.tickets.approve, me.actor, ticket_id, posted["comment"] or None,
+                           data if fields else None, VIA, expected_version=version)
+            else:
+                await call(hub.tickets.deny, me.actor, ticket_id, posted["reason"], VIA,
+                           expected_version=version)
+        except ValidationFailed as exc:
+            if fields:
+                errors = schema_form.errors_from_problem(exc.extra.get("errors"), exc.field,
+                                                         exc.detail)
+                known = schema_form.all_names(fields)
+                errors = {(k if k in known else ""): v for k, v in errors.items()}
+            else:
+                errors = {"text" if action == "answer" else "": exc.detail}
+        except (StaleVersion, IllegalTransition):
+            view = await _load(request, ticket_id)
+            if not view.ticket.waiting:
+                notice = (f"Nothing was sent: this ticket was already "
+                          f"{resolved_by(view.ticket)}.")
+                return _render(request, me, view, status_code=409, notice=notice)
+            notice = "This ticket changed while you were writing. Check it and send again."
+            return _render(request, me, view, status_code=409, notice=notice, failed=action,
+                           posted=posted, fields=fields)
+        except Forbidden as exc:
+            view = await _load(request, ticket_id)
+            return _render(request, me, view, status_code=403, notice=exc.detail)
+        else:
+            done = {"answer": "answered", "approve": "approved", "deny": "denied"}[action]
+            return RedirectResponse(f"/t/{ticket_id}?done={done}", status_code=303)
+    view = await _load(request, ticket_id)
+    return _render(request, me, view, status_code=422, failed=action, errors=errors,
+                   posted=posted, fields=fields)
+
+
+@router.post("/t/{ticket_id}/answer")
+async def answer(request: Request, ticket_id: int, me: Me) -> Response:
+    return await _decide(request, me, ticket_id, "answer")
+
+
+@router.post("/t/{ticket_id}/approve")
+async def approve(request: Request, ticket_id: int, me: Me) -> Response:
+    return await _decide(request, me, ticket_id, "approve")
+
+
+@router.post("/t/{ticket_id}/deny")
+async def deny(request: Request, ticket_id: int, me: Me) -> Response:
+    return await _decide(request, me, ticket_id, "deny")
+
+
+@router.post("/preview")
+async def preview(request: Request, me: Me) -> Response:
+    """The Markdown preview of an answer, rendered by the same safe renderer as the thread."""
+    form = await request.form()
+    check_csrf(me, form.get("csrf"))
+    return HTMLResponse(str(markdown(str(form.get("text") or ""))), headers=SECURITY_HEADERS)
+
+
+@router.get("/t/{ticket_id}/stream")
+async def ticket_stream(request: Request, ticket_id: int, me: Me) -> Response:
+    """``change`` events: the ticket's new status and version, who resolved it, and the
+    HTML of a new message when one was posted."""
+    hub = request.app.state.hub
+    await call(hub.tickets.get, ticket_id)
+
+    async def render(events: list[Event]) -> list[str]:
+        ticket = await call(hub.tickets.get, ticket_id)
+        out = []
+        messages = None
+        for event in events:
+            data: dict[str, Any] = {"type": event.type.value, "status": ticket.status.value,
+                                    "waiting": ticket.waiting, "version": ticket.version,
+                                    "resolved_by": resolved_by(ticket)}
+            if event.type is EventType.MESSAGE_POSTED or (
+                    event.type is EventType.TICKET_ANSWERED and ticket.answer
+                    and ticket.answer.text):
+                messages = messages or await call(hub.tickets.messages, ticket_id)
+                wanted = event.data.get("message_id")
+                found = [m for m in messages if m.id == wanted] if wanted else messages[-1:]
+                if found:
+                    data["message_id"] = found[0].id
+                    data["html"] = fragment("_message.html", m=found[0], now=hub.clock.now())
+            out.append(sse("change", data, event.seq))
+        return out
+
+    return await stream(request, render, ticket_id=ticket_id)

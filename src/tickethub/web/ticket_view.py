@@ -1,0 +1,80 @@
+"""Everything the ticket page shows, gathered in one worker-thread hop through services."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tickethub.domain.events import Event
+from tickethub.domain.messages import Message
+from tickethub.domain.status import Kind
+from tickethub.domain.tickets import Ticket, TicketQuery
+from tickethub.errors import NotFound
+from tickethub.server.runtime import HubRuntime
+from tickethub.web.links import OutsideLink, outside_links
+
+MAX_CHILDREN = 200
+MAX_AUDIT = 1000
+_TOOL_KEYS = ("tool", "tool_name", "name", "action", "function")
+_ARG_KEYS = ("arguments", "args", "input", "params", "parameters")
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """An approval's proposed action, readably: the tool and its arguments when the
+    proposal has that shape, else its top-level keys, else the raw value."""
+
+    tool: str | None
+    arguments: list[tuple[str, Any]] | None
+    raw: Any
+
+
+def describe_proposal(proposal: Any) -> Proposal:
+    if isinstance(proposal, dict):
+        tool = next((proposal[k] for k in _TOOL_KEYS if isinstance(proposal.get(k), str)),
+                    None)
+        args = next((proposal[k] for k in _ARG_KEYS if isinstance(proposal.get(k), dict)),
+                    None)
+        if tool is not None and args is not None:
+            return Proposal(tool, list(args.items()), proposal)
+        return Proposal(None, list(proposal.items()), proposal)
+    return Proposal(None, None, proposal)
+
+
+@dataclass(frozen=True, slots=True)
+class TicketView:
+    ticket: Ticket
+    ancestors: list[Ticket]
+    children: list[Ticket]
+    more_children: bool
+    messages: list[Message]
+    events: list[Event]
+    links: list[OutsideLink]
+    proposal: Proposal | None
+
+
+def _ancestor_ids(ticket: Ticket) -> list[int]:
+    ids = [int(part) for part in ticket.path.strip("/").split("/") if part.isdigit()]
+    return [i for i in ids if i != ticket.id]
+
+
+def load(hub: HubRuntime, ticket_id: int) -> TicketView:
+    """The ticket page's data; raises ``NotFound`` for an unknown ticket."""
+    ticket = hub.tickets.get(ticket_id)
+    ancestors = []
+    for ancestor_id in _ancestor_ids(ticket):
+        try:
+            ancestors.append(hub.tickets.get(ancestor_id))
+        except NotFound:  # pragma: no cover - tickets are never deleted
+            continue
+    children = hub.tickets.list(TicketQuery(parent_id=ticket.id, limit=MAX_CHILDREN))
+    return TicketView(
+        ticket=ticket,
+        ancestors=ancestors,
+        children=list(reversed(children.items)),
+        more_children=children.next_cursor is not None,
+        messages=hub.tickets.messages(ticket.id),
+        events=hub.events.since(0, ticket_id=ticket.id, limit=MAX_AUDIT),
+        links=outside_links(ticket.refs),
+        proposal=describe_proposal(ticket.proposal) if ticket.kind is Kind.APPROVAL else None,
+    )
