@@ -47,6 +47,36 @@ class Settings(BaseSettings):
     delivery_timeout_seconds: float = Field(10.0, gt=0, description="Timeout of one "
                                             "outbound HTTP delivery.")
     log_level: str = Field("info", description="debug, info, warning or error.")
+
+    # -- OpenAI-compatible gateway (/v1) and MCP server (/mcp, `tickethub mcp`) ------------
+    openai_default_mode: str = Field("block", pattern="^(block|handoff)$", description="How "
+                                     "a request to model `human` waits when it sends no "
+                                     "X-Tickethub-Mode header: block or handoff.")
+    openai_block_seconds: float = Field(300.0, gt=0, le=3600, description="Longest a "
+                                        "blocking request waits for a person before the "
+                                        "typed deadline reply.")
+    openai_keepalive_seconds: float = Field(10.0, gt=0, description="Seconds between SSE "
+                                            "keep-alive comments while a stream waits.")
+    upstream_base_url: str | None = Field(None, description="An OpenAI-compatible endpoint "
+                                          "(OpenAI, Ollama, vLLM, llama.cpp) that /v1 "
+                                          "forwards non-human models to, e.g. "
+                                          "http://127.0.0.1:11434/v1.")
+    upstream_api_key: SecretStr | None = Field(None, description="The upstream's API key.")
+    upstream_models: list[str] = Field(["*"], description="Model names (or globs) sent "
+                                       "upstream; others get 404.")
+    upstream_timeout_seconds: float = Field(120.0, gt=0, description="Longest wait for "
+                                            "the upstream; then 504.")
+    upstream_approval_tools: list[str] = Field([], description="Tool names (or globs) "
+                                               "whose calls a person must approve.")
+    upstream_approval_seconds: float = Field(300.0, gt=0, le=3600, description="Longest "
+                                             "wait for an approval; then the call is "
+                                             "refused (approvals fail closed).")
+    upstream_on_reject: str = Field("message", pattern="^(message|error)$", description=
+                                    "A refused tool call becomes an assistant message "
+                                    "(message) or a 403 error (error).")
+    mcp_wait_seconds: float = Field(50.0, gt=0, le=50, description="Longest an MCP tool "
+                                    "call waits for an answer (MCP clients cut calls "
+                                    "near 60 s).")
     # -- web inbox --
     session_ttl_seconds: float = Field(7 * 24 * 3600, gt=0, description="How long a "
                                        "browser sign-in lasts without use; renewed while used.")

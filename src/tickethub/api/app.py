@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI
 
 from tickethub import __version__
-from tickethub.api import admin, agent_protocol, events, problems, tickets
+from tickethub.api import admin, agent_protocol, events, mcp_server, problems, tickets
+from tickethub.api import openai as openai_door
 from tickethub.api.deps import call
 from tickethub.api.limits import BodySizeLimit
 from tickethub.server.runtime import HubRuntime
@@ -26,7 +27,9 @@ def create_app(hub: HubRuntime) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with hub.running():
+        async with hub.running(), AsyncExitStack() as doors:
+            for hook in app.state.lifespan_hooks:  # doors with background work of their own
+                await doors.enter_async_context(hook(app))
             yield
 
     app = FastAPI(title="tickethub", version=__version__, description=DESCRIPTION,
@@ -39,6 +42,9 @@ def create_app(hub: HubRuntime) -> FastAPI:
     app.include_router(events.router)
     app.include_router(admin.router)
     app.include_router(agent_protocol.router)
+    app.state.lifespan_hooks = [openai_door.lifespan]
+    app.include_router(openai_door.router)
+    mcp_server.mount(app, hub)
 
     @app.get("/healthz", tags=["health"], summary="Liveness and database check")
     async def healthz() -> dict[str, object]:
