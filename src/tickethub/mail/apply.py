@@ -1,0 +1,131 @@
+"""Operations → ticket service calls, each leaving a history note with its evidence.
+
+Contract: an operation is applied at most once per (Message-ID, position), also across
+crashes and re-runs — adds use an idempotency key, and every other operation first looks
+for its history note. The note (a ``via="mail"`` message, ``external_id`` =
+``<Message-ID>#<n>``, ``data`` = ``{op, message_id, new_status, from_status, evidence,
+applied, extractor}``) is what the tree export, the scorer and people read to see why the
+tree changed, and what ``undo`` reverts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+
+from tickethub.domain.actors import Actor, ActorKind, Role
+from tickethub.domain.status import Kind, Status
+from tickethub.domain.tickets import Ticket, TicketDraft
+from tickethub.errors import TickethubError
+from tickethub.mail.operations import Operation
+from tickethub.mail.parse import ParsedMail
+from tickethub.services.tickets import TicketService
+
+MAIL_ACTOR = Actor(name="mail", role=Role.RESPONDER, kind=ActorKind.SYSTEM)
+VIA = "mail"
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """What became of one operation: the ticket it touched and the status after it."""
+
+    op: Operation
+    ticket_id: int | None
+    applied: bool
+    status: str | None
+    note: str = ""
+
+
+class OperationApplier:
+    def __init__(self, tickets: TicketService, *, defer_days: float = 7.0,
+                 actor: Actor = MAIL_ACTOR) -> None:
+        self._tickets = tickets
+        self._defer = timedelta(days=defer_days)
+        self.actor = actor
+
+    def apply(self, mail: ParsedMail, index: int, op: Operation, *, thread_root: str,
+              default_parent: int | None, extractor: str, now: datetime) -> Applied:
+        key = f"{mail.message_id}#{index}"
+        if op.op == "ignore":
+            return Applied(op, None, False, None)
+        if op.op == "add":
+            return self._add(mail, key, op, thread_root, default_parent, extractor, now)
+        assert op.target is not None
+        ticket = self._tickets.get(op.target)
+        if self._noted(ticket.id, key):
+            return Applied(op, ticket.id, False, self._tickets.get(ticket.id).status.value,
+                           "already applied")
+        before = ticket.status
+        applied, note = self._change(ticket, op, mail, now)
+        after = self._tickets.get(ticket.id)
+        self._note(mail, key, after, op, extractor, before.value, applied, note)
+        return Applied(op, ticket.id, applied, after.status.value, note)
+
+    # -- add --------------------------------------------------------------------------------
+
+    def _add(self, mail: ParsedMail, key: str, op: Operation, thread_root: str,
+             default_parent: int | None, extractor: str, now: datetime) -> Applied:
+        due = None
+        if op.due is not None:
+            due = datetime.combine(op.due, time(17, 0), tzinfo=UTC)
+            due = due if due > now else None
+        body = (op.summary or mail.own_text)[:20_000]
+        refs: dict[str, Any] = {"email": mail.message_id, "email_thread": thread_root,
+                                "raised_by": mail.from_addr or "unknown"}
+        draft = TicketDraft(
+            kind=Kind.QUESTION if op.kind == "question" else Kind.TASK,
+            title=(op.title or mail.subject or "(no subject)").strip()[:300],
+            body=body, parent_id=op.parent or default_parent, assignee=op.assignee,
+            due_at=due, refs=refs,
+        )
+        ticket, created = self._tickets.ask(self.actor, draft, idempotency_key=f"mail:{key}")
+        if created or not self._noted(ticket.id, key):
+            self._note(mail, key, ticket, op, extractor, None, True, "")
+        return Applied(op, ticket.id, created, ticket.status.value)
+
+    # -- changes ------------------------------------------------------------------------------
+
+    def _change(self, ticket: Ticket, op: Operation, mail: ParsedMail,
+                now: datetime) -> tuple[bool, str]:
+        target = op.resulting_status
+        try:
+            if op.op == "answer":
+                if not ticket.waiting or ticket.kind is Kind.APPROVAL:
+                    return False, f"not answered again: the issue is {ticket.status.value}"
+                text = f"{mail.from_name or mail.from_addr}: {op.evidence}"
+                self._tickets.answer(self.actor, ticket.id, text, None, VIA)
+                return True, ""
+            status = Status(target) if target else None
+            if status is None or status is ticket.status:
+                return False, "status unchanged"
+            if status is Status.DEFERRED:
+                self._tickets.transition(self.actor, ticket.id, status, VIA,
+                                         until=now + self._defer, reason=op.evidence[:500])
+            else:
+                self._tickets.transition(self.actor, ticket.id, status, VIA,
+                                         reason=op.evidence[:500])
+            return True, ""
+        except TickethubError as exc:
+            return False, f"{exc.code}: {exc.detail}"
+
+    # -- history -------------------------------------------------------------------------------
+
+    def _noted(self, ticket_id: int, key: str) -> bool:
+        return any(m.external_id == key for m in self._tickets.messages(ticket_id))
+
+    def _note(self, mail: ParsedMail, key: str, ticket: Ticket, op: Operation, extractor: str,
+              from_status: str | None, applied: bool, note: str) -> None:
+        who = mail.from_name or mail.from_addr or "someone"
+        verb = {"add": f"raised this {op.kind}", "answer": "answered",
+                "complete": "completed", "status": f"set the status to {op.new_status}"}[op.op]
+        body = f"{who} {verb} (mail {mail.message_id}): “{op.evidence.strip()[:500]}”"
+        if not applied and note:
+            body += f" — not applied: {note}"
+        data = {"op": op.op, "message_id": mail.message_id,
+                "new_status": ticket.status.value if op.op != "add" else None,
+                "requested_status": op.resulting_status, "from_status": from_status,
+                "evidence": op.evidence[:1000], "applied": applied, "extractor": extractor,
+                "from": mail.from_addr}
+        self._tickets.post_message(self.actor, ticket.id, body, VIA, external_id=key,
+                                   trusted=False, data=data)

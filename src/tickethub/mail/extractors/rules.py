@@ -1,0 +1,262 @@
+"""The ``rules`` extractor: offline, deterministic, from headers, threading and
+plain-language cues (English). It decides in the order of the labelling rules:
+complete, answer, status, add, ignore — and may add a second operation when a mail both
+closes one issue and raises a new one.
+
+Who writes matters: the *requester* (the address that raised the targeted issue)
+completes, reopens and un-defers; others answer questions and defer, commit to or finish
+tasks. A mail that is text from outside is only ever matched, never obeyed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from tickethub.mail.extractors.base import IssueView, MailContext
+from tickethub.mail.operations import Operation
+from tickethub.mail.parse import ParsedMail
+
+
+def _rx(*patterns: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+COMPLETE = _rx(
+    r"\b(now )?(works|installs|compiles|builds|runs|working|installed)( now)? "
+    r"(fine|great|perfectly|ok|okay|smoothly|very nice|nicely)\b",
+    r"\b(it|that|this) (works|worked|did it|did the trick|fixed it|solved it)\b",
+    r"\btook care of it\b", r"\bnever ?mind\b.*\b(fine|works|ok|fixed|solved)\b",
+    r"\b(problem|issue|it)('s| is| was)? (now )?(solved|fixed|resolved)\b",
+    r"\bseems fine now\b", r"\bworked smoothly\b", r"\blooks good to me\b",
+    r"\b(i've|i have) (put up|uploaded|released|built|packaged|committed)\b",
+    r"\bso did my build\b", r"\b(done|fixed)[,!.] (uploaded|committed|released)\b",
+    r"\bfixed in (the )?(upcoming|next|latest)\b", r"\bthere'?s already a package\b",
+    r"\b(ah|oh),? (right|i see|ok)\b", r"\banswered all my questions\b",
+    r"\bnow i understand\b", r"\bthat'?s what i (needed|was looking for)\b",
+)
+SAME_PROBLEM = _rx(r"\b(had|have|got|hit) the same (problem|issue|error)\b",
+                   r"\bworked for me( too)?\b", r"\bsame here\b")
+FAILED = _rx(
+    r"\btried that\b", r"\bsame (error|problem)\b", r"\b(still|doesn't|does not|didn't|did not) "
+    r"(work|help|fix)", r"\bnot what i meant\b", r"\bi just want to be sure\b",
+    r"\bstill (get|getting|fails|broken)\b",
+)
+UNDEFER = _rx(r"\bit got (updated|released)\b", r"\b(is|got) (now )?(out|released|available)\b")
+DEFER = _rx(
+    r"\bas soon as\b.*\bi'?ll\b", r"\bi'?ll\b.*\b(as soon as|once|when it'?s|after)\b",
+    r"\b(away|on holiday|on vacation) until\b.*\bi'?ll\b", r"\bi'?ll look at it (then|later)\b",
+)
+COMMIT = _rx(r"\bi'?ll (try to )?\w+ (it|this|that|them)?\s*(asap|soon|by \w+|tomorrow|tonight|"
+             r"this week|next week|today)\b", r"\bi'?ll do it by\b")
+CANCEL = _rx(r"\bi won'?t (take|apply|do|package)\b", r"\bforget it\b",
+             r"\b(don't|do not) need it any ?more\b", r"\bwon'?t fix\b")
+TASK_ASK = _rx(
+    r"\bwould you (consider|mind)\b", r"\bany plans (for|to)\b", r"\bhave you thought of\b",
+    r"\bcould you (please )?(package|update|upgrade|build|add|include|apply)\b",
+    r"\bplease (package|update|add|include|apply|fix)\b", r"\bpatch (attached|below)\b",
+    r"\bit would be (really )?nice if\b", r"\bfeature request\b",
+)
+QUESTION_CUE = _rx(
+    r"\?\s*$", r"\bany (ideas|suggestions|hints|clues|pointers)\b", r"\bwhat am i missing\b",
+    r"\bhow (do|can|should) i\b", r"\banyone (know|seen|have)\b", r"\bask here\b",
+    r"\b(run|ran) into\b.*\berrors?\b", r"\bi get the following\b", r"\bi got this error\b",
+)
+OWN_PROBLEM = _rx(r"\bi (got|get|keep getting|am getting|run into|ran into)\b",
+                  r"\bany ideas\b", r"\bwhat am i missing\b", r"\berror\b")
+ANSWER_CUE = _rx(
+    r"\btry\b", r"\byou (need|can|should|could|must|might)\b", r"\bhave a look\b",
+    r"\bman \w+", r"\binstall\b", r"\bedit\b", r"\bremove\b", r"\bbecause\b", r"\buse\b",
+    r"\bhandled\b", r"\bdoes not work\b", r"\bworks perfectly\b", r"https?://", r"^\s*[#$] ",
+    r"\bcat \S", r"\bapt-get\b", r"\brpm -", r"\bdon'?t worry\b",
+)
+CLARIFY = _rx(r"\bwhat (version|distro|kernel)\b", r"\bcould you (post|send|show)\b",
+              r"\bcan you (post|send|show)\b", r"\bwhich (version|distro)\b")
+ANNOUNCE = _rx(r"\breleased?\b", r"\bannounc", r"\bholidays?\b", r"\bout of (the )?office\b",
+               r"\bi'?ll be (leaving|away)\b", r"\bunsubscribe\b")
+THANKS_ONLY = re.compile(r"^\W*(thanks?|thank you|thx|cheers|ta|\+1|me too)\b[\w\s!.,]*$",
+                         re.IGNORECASE)
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
+_LIST_FOOTER = re.compile(r"mailing list|listinfo|^_{5,}|sponsored by", re.IGNORECASE)
+
+
+class RulesExtractor:
+    """See the module docstring. Stateless and cheap: safe to share between threads."""
+
+    name = "rules"
+
+    async def extract(self, mail: ParsedMail, context: MailContext) -> list[Operation]:
+        return self.extract_now(mail, context)
+
+    def extract_now(self, mail: ParsedMail, context: MailContext) -> list[Operation]:
+        text = _clean(mail.own_text)
+        sentences = list(_sentences(text))
+        if mail.is_automatic or not sentences:
+            return [Operation(op="ignore")]
+        target = _target(context)
+        if target is None or context.new_topic:
+            return self._first(mail, sentences, context)
+        is_requester = _same_person(mail.from_addr, target.raised_by)
+        ops = self._follow_up(target, is_requester, sentences)
+        closing = [o for o in ops if o.op != "ignore"]
+        new = self._new_issue_in_reply(target, is_requester, sentences, closing)
+        if new is not None:
+            return [new, *closing] if not closing or new.kind == "task" else [*closing, new]
+        return ops
+
+    # -- first mail of a thread (or of a new topic in one) --------------------------------
+
+    def _first(self, mail: ParsedMail, sentences: list[str],
+               context: MailContext) -> list[Operation]:
+        task = _first_hit(TASK_ASK, sentences)
+        if ANNOUNCE.search(mail.subject) or _first_hit(ANNOUNCE, sentences[:3]):
+            return [Operation(op="ignore")]  # announcements are not asks, even "please upgrade"
+        if context.is_reply and not context.new_topic:
+            # A reply in a thread that raised nothing: only a clear new ask is an issue.
+            if task is not None:
+                return [_add("task", mail, task)]
+            question = _last_question(sentences)
+            if question is not None and _first_hit(OWN_PROBLEM, sentences):
+                return [_add("question", mail, question)]
+            return [Operation(op="ignore")]
+        if task is not None:
+            return [_add("task", mail, task)]
+        question = _last_question(sentences) or _first_hit(QUESTION_CUE, sentences)
+        if question is None and mail.subject.rstrip().endswith("?"):
+            question = next((s for s in sentences if len(s.split()) >= 4), None)
+        if question is not None:
+            return [_add("question", mail, question)]
+        return [Operation(op="ignore")]
+
+    # -- replies ---------------------------------------------------------------------------
+
+    def _follow_up(self, target: IssueView, is_requester: bool,
+                   sentences: list[str]) -> list[Operation]:
+        done = _first_hit(COMPLETE, sentences)
+        if done is not None and (is_requester or target.kind == "task" or
+                                 _first_hit(SAME_PROBLEM, sentences)):
+            # the requester confirms; on a task anyone may report it done; on a question
+            # a third party confirms the fix solved the same problem for them
+            return [Operation(op="complete", target=target.id, evidence=done)]
+        if is_requester:
+            return self._requester(target, sentences)
+        return self._helper(target, sentences)
+
+    def _requester(self, target: IssueView, sentences: list[str]) -> list[Operation]:
+        if target.status == "deferred" and (hit := _first_hit(UNDEFER, sentences)):
+            return [Operation(op="status", target=target.id, new_status="open", evidence=hit)]
+        if hit := _first_hit(CANCEL, sentences):
+            return [Operation(op="status", target=target.id, new_status="cancelled",
+                              evidence=hit)]
+        if target.status in ("answered", "done") and not _has_question(sentences):
+            hit = _first_hit(FAILED, sentences)
+            if hit is None and target.kind == "question" and len(" ".join(sentences)) > 200:
+                hit = sentences[0]  # a restatement of the question after an answer
+            if hit is not None:
+                return [Operation(op="status", target=target.id, new_status="open",
+                                  evidence=hit)]
+        return [Operation(op="ignore")]
+
+    def _helper(self, target: IssueView, sentences: list[str]) -> list[Operation]:
+        if hit := _first_hit(CANCEL, sentences):
+            return [Operation(op="status", target=target.id, new_status="cancelled",
+                              evidence=hit)]
+        if target.kind == "task":
+            if hit := _first_hit(DEFER, sentences):
+                return [Operation(op="status", target=target.id, new_status="deferred",
+                                  evidence=hit)]
+            if hit := _first_hit(COMMIT, sentences):
+                return [Operation(op="status", target=target.id, new_status="open",
+                                  evidence=hit)]
+            return [Operation(op="ignore")]
+        if _all_thanks(sentences):
+            return [Operation(op="ignore")]
+        if hit := _first_hit(ANSWER_CUE, sentences):
+            return [Operation(op="answer", target=target.id, evidence=hit)]
+        if _has_question(sentences) and (_first_hit(CLARIFY, sentences) or
+                                         all(s.rstrip().endswith("?") for s in sentences)):
+            return [Operation(op="ignore")]
+        substantive = [s for s in sentences if len(s.split()) >= 4]
+        if substantive:
+            return [Operation(op="answer", target=target.id, evidence=substantive[0])]
+        return [Operation(op="ignore")]
+
+    def _new_issue_in_reply(self, target: IssueView, is_requester: bool, sentences: list[str],
+                            closing: list[Operation]) -> Operation | None:
+        """A reply that raises something new: a fresh question after a fix, or a request."""
+        task = _first_hit(TASK_ASK, sentences)
+        if task is not None and not is_requester and closing and closing[0].op == "complete":
+            return _add_reply("task", task)
+        question = _last_question(sentences)
+        if question is None or _first_hit(CLARIFY, [question]):
+            return None
+        if is_requester and target.status in ("answered", "done") and not (
+                closing and closing[0].op == "status"):
+            return _add_reply("question", question)
+        if not is_requester and closing and closing[0].op == "complete" and \
+                _first_hit(OWN_PROBLEM, sentences):
+            return _add_reply("question", question)
+        return None
+
+
+def _target(context: MailContext) -> IssueView | None:
+    for issue_id in context.chain:
+        issue = context.issue(issue_id)
+        if issue is not None:
+            return issue
+    open_ones = [i for i in context.thread_issues if i.status in ("open", "in_progress",
+                                                                   "deferred", "answered")]
+    return open_ones[-1] if open_ones else None
+
+
+def _same_person(a: str, b: str) -> bool:
+    return bool(a) and a.lower() == (b or "").lower()
+
+
+def _clean(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not _LIST_FOOTER.search(line))
+
+
+def _sentences(text: str) -> Iterable[str]:
+    """Sentences, with the line wrapping of mail undone (a sentence may span lines)."""
+    for part in _SENTENCE_END.split(text):
+        sentence = " ".join(part.split())
+        if sentence and any(c.isalpha() for c in sentence):
+            yield sentence
+
+
+def _first_hit(pattern: re.Pattern[str], sentences: Iterable[str]) -> str | None:
+    for sentence in sentences:
+        if pattern.search(sentence):
+            return sentence
+    return None
+
+
+def _has_question(sentences: list[str]) -> bool:
+    return any(s.rstrip().endswith("?") for s in sentences)
+
+
+def _last_question(sentences: list[str]) -> str | None:
+    asks = [s for s in sentences if s.rstrip().endswith("?") and len(s.split()) >= 3]
+    return asks[0] if asks else None
+
+
+def _all_thanks(sentences: list[str]) -> bool:
+    return all(THANKS_ONLY.match(s) or len(s.split()) <= 2 for s in sentences)
+
+
+def _title(mail: ParsedMail, fallback: str) -> str:
+    from tickethub.mail.threads import base_subject
+
+    subject = " ".join(mail.subject.split())
+    return (subject if base_subject(subject) else fallback)[:300] or "(no subject)"
+
+
+def _add(kind: str, mail: ParsedMail, evidence: str) -> Operation:
+    return Operation(op="add", kind=kind, title=_title(mail, evidence), evidence=evidence,  # type: ignore[arg-type]
+                     summary=mail.own_text[:1000])
+
+
+def _add_reply(kind: str, evidence: str) -> Operation:
+    return Operation(op="add", kind=kind, title=evidence[:300], evidence=evidence)  # type: ignore[arg-type]

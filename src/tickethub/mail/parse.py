@@ -1,0 +1,276 @@
+"""Raw mail bytes → :class:`ParsedMail`, with the standard library's modern email API.
+
+Contract:
+
+* headers are decoded (RFC 2047, any charset Python knows); bodies are decoded with their
+  declared charset, an unknown or wrong one falls back to UTF-8 then Latin-1 and is noted
+  in ``defects`` — a mail is never lost to a charset;
+* the text is the first ``text/plain`` part, else the first ``text/html`` part turned into
+  text (nothing remote fetched); other parts are listed as attachments (name, type, size);
+* a mail without a Message-ID gets a stable one derived from its bytes, so ingesting it
+  twice still finds it; ``message_id_synthesized`` says so;
+* what cannot be read as mail at all raises :class:`UnreadableMail` with the reason; the
+  caller quarantines it and goes on.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from email.header import decode_header, make_header
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.policy import EmailPolicy
+from email.utils import getaddresses, parseaddr, parsedate_to_datetime
+
+from tickethub.mail.html_text import html_to_text
+from tickethub.mail.quotes import own_text
+
+_SURROGATES = re.compile("[\udc80-\udcff]")
+_MSGID = re.compile(r"<([^<>\s]+)>")
+_BARE_MSGID = re.compile(r"^[^<>\s@]+@[^<>\s@]+$")
+MAX_TEXT_CHARS = 200_000
+
+
+class _MailPolicy(EmailPolicy):
+    """The modern policy (``EmailMessage``, ``utf8`` aware), with header values returned
+    as decoded strings (RFC 2047 decoded, raw 8-bit bytes read as UTF-8 or Latin-1)
+    instead of structured header objects, whose parser costs more than the rest of the
+    mail put together; addresses and dates are parsed by ``email.utils`` on demand."""
+
+    def header_fetch_parse(self, name: str, value: str) -> str:  # type: ignore[override]
+        return decode_header_value(value)
+
+
+def decode_header_value(value: str) -> str:
+    """One header value, unfolded and decoded (see :class:`_MailPolicy`)."""
+    value = "".join(value.splitlines()) if "\n" in value else value
+    if not value.isascii() and _SURROGATES.search(value):
+        raw = value.encode("ascii", "surrogateescape")
+        try:
+            value = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            value = raw.decode("latin-1")
+    if "=?" in value:
+        try:
+            value = str(make_header(decode_header(value)))
+        except Exception:  # malformed encoded-word or unknown charset: keep raw
+            pass
+    return value.strip()
+
+
+POLICY = _MailPolicy()
+_PARSER = BytesParser(_class=EmailMessage, policy=POLICY)
+
+
+class UnreadableMail(Exception):
+    """This input cannot be read as a mail; ``reason`` says why (kept in quarantine)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    filename: str | None
+    content_type: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedMail:
+    message_id: str
+    subject: str
+    from_addr: str
+    from_name: str
+    text: str
+    own_text: str
+    in_reply_to: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    to: tuple[str, ...] = ()
+    cc: tuple[str, ...] = ()
+    date: datetime | None = None
+    html_only: bool = False
+    attachments: tuple[Attachment, ...] = ()
+    headers: dict[str, str] = field(default_factory=dict)
+    defects: tuple[str, ...] = ()
+    size: int = 0
+    message_id_synthesized: bool = False
+
+    @property
+    def parent_ids(self) -> tuple[str, ...]:
+        """References then In-Reply-To, oldest first, without repeats or self."""
+        seen: dict[str, None] = {}
+        for mid in (*self.references, *self.in_reply_to):
+            if mid != self.message_id:
+                seen.setdefault(mid, None)
+        return tuple(seen)
+
+    @property
+    def is_automatic(self) -> bool:
+        """Auto-replies and bounces (RFC 3834 and common practice). Mailing-list mail
+        (``Precedence: bulk/list``) is people writing, so it is not automatic."""
+        auto = self.headers.get("auto-submitted", "no").lower()
+        prec = self.headers.get("precedence", "").lower()
+        return auto not in ("", "no") or prec in ("junk", "auto_reply") or bool(
+            self.headers.get("x-autoreply") or self.headers.get("x-autorespond"))
+
+
+_KEPT_HEADERS = ("auto-submitted", "precedence", "x-autoreply", "x-autorespond", "list-id",
+                 "x-tickethub-token", "delivered-to", "reply-to", "x-mailer")
+_WANTED = frozenset((*_KEPT_HEADERS, "subject", "message-id", "from", "to", "cc", "date",
+                     "in-reply-to", "references"))
+
+
+def message_ids(value: str | None) -> tuple[str, ...]:
+    """The Message-IDs in a References/In-Reply-To value, in order, normalized to <...>."""
+    if not value:
+        return ()
+    found = _MSGID.findall(value)
+    if not found and _BARE_MSGID.match(value.strip()):
+        found = [value.strip()]
+    return tuple(f"<{m}>" for m in found)
+
+
+def parse_mail(raw: bytes, *, max_bytes: int | None = None) -> ParsedMail:
+    """Parse one raw mail; raises :class:`UnreadableMail` (see the module contract)."""
+    if max_bytes is not None and len(raw) > max_bytes:
+        raise UnreadableMail(f"mail is {len(raw)} bytes, over the limit of {max_bytes}")
+    if not raw.strip():
+        raise UnreadableMail("empty input")
+    head = raw[:4096]
+    if b":" not in head.split(b"\n\n", 1)[0] and b":" not in head.split(b"\r\n\r\n", 1)[0]:
+        raise UnreadableMail("no header lines: this is not a mail")
+    try:
+        msg = _PARSER.parsebytes(raw)
+    except Exception as exc:  # the parser is lenient; this is truly broken input
+        raise UnreadableMail(f"MIME parser failed: {type(exc).__name__}: {exc}") from exc
+    assert isinstance(msg, EmailMessage)
+    defects: list[str] = [type(d).__name__ for d in msg.defects]
+    found: dict[str, str] = {}
+    for name, value in msg.raw_items():
+        key = name.lower()
+        if key in _WANTED and key not in found:
+            found[key] = value
+    if not msg.keys():
+        raise UnreadableMail("no headers")
+
+    def header(name: str) -> str:
+        value = found.get(name)
+        return decode_header_value(value) if value else ""
+
+    subject = header("subject")
+    found_ids = message_ids(header("message-id"))
+    synthesized = not found_ids
+    message_id = found_ids[0] if found_ids else (
+        "<" + hashlib.sha256(raw).hexdigest()[:32] + "@synthesized.tickethub.invalid>")
+    from_name, from_addr = parseaddr(header("from"))
+    text, html_only, attachments = _body(msg, defects)
+    date = None
+    raw_date = header("date")
+    if raw_date:
+        try:
+            date = parsedate_to_datetime(raw_date)
+        except (TypeError, ValueError, IndexError):
+            defects.append("InvalidDate")
+    headers = {name: value for name in _KEPT_HEADERS if (value := header(name))}
+    return ParsedMail(
+        message_id=message_id,
+        subject=" ".join(subject.split()),
+        from_addr=from_addr.strip().lower(),
+        from_name=from_name.strip(),
+        text=text,
+        own_text=own_text(text),
+        in_reply_to=message_ids(header("in-reply-to")),
+        references=message_ids(header("references")),
+        to=_addresses(header("to")),
+        cc=_addresses(header("cc")),
+        date=date,
+        html_only=html_only,
+        attachments=tuple(attachments),
+        headers=headers,
+        defects=tuple(dict.fromkeys(defects)),
+        size=len(raw),
+        message_id_synthesized=synthesized,
+    )
+
+
+def _addresses(value: str) -> tuple[str, ...]:
+    return tuple(addr.lower() for _, addr in getaddresses([value]) if "@" in addr)
+
+
+def decode_part(part: EmailMessage, defects: list[str]) -> str:
+    """The text of one leaf part; unknown charsets fall back without losing the text."""
+    try:
+        payload = part.get_payload(decode=True)
+    except Exception:
+        payload = None
+    if payload is None:
+        raw = part.get_payload()
+        return raw if isinstance(raw, str) else ""
+    if not isinstance(payload, bytes):
+        return str(payload)
+    charset = (part.get_content_charset() or "us-ascii").strip().strip('"').lower()
+    try:
+        codecs.lookup(charset)
+    except LookupError:
+        defects.append(f"UnknownCharset:{charset[:40]}")
+        charset = "utf-8"
+    try:
+        return payload.decode(charset)
+    except (UnicodeDecodeError, LookupError):
+        if charset not in ("utf-8", "us-ascii"):
+            defects.append(f"WrongCharset:{charset[:40]}")
+        try:
+            return payload.decode("utf-8")
+        except UnicodeDecodeError:
+            return payload.decode("latin-1")
+
+
+def _body(msg: EmailMessage, defects: list[str]) -> tuple[str, bool, list[Attachment]]:
+    plain: str | None = None
+    html: str | None = None
+    attachments: list[Attachment] = []
+    try:
+        parts = list(msg.walk())
+    except Exception as exc:
+        defects.append(f"BrokenStructure:{type(exc).__name__}")
+        parts = [msg]
+    for part in parts:
+        if part.is_multipart():
+            continue
+        ctype = part.get_content_type()
+        disposition = (part.get("content-disposition") or "").split(";")[0].strip().lower()
+        filename = _filename(part)
+        if disposition != "attachment" and filename is None and ctype == "text/plain":
+            if plain is None:
+                plain = decode_part(part, defects)
+            continue
+        if disposition != "attachment" and filename is None and ctype == "text/html":
+            if html is None:
+                html = decode_part(part, defects)
+            continue
+        if part is msg and ctype.startswith("text/"):
+            plain = decode_part(part, defects)
+            continue
+        try:
+            size = len(part.get_payload(decode=True) or b"")
+        except Exception:
+            size = 0
+        attachments.append(Attachment(filename, ctype, size))
+    if plain is not None and plain.strip():
+        return plain[:MAX_TEXT_CHARS], False, attachments
+    if html is not None:
+        return html_to_text(html[: MAX_TEXT_CHARS * 4])[:MAX_TEXT_CHARS], True, attachments
+    return (plain or "")[:MAX_TEXT_CHARS], False, attachments
+
+
+def _filename(part: EmailMessage) -> str | None:
+    try:
+        return part.get_filename()
+    except Exception:
+        return None

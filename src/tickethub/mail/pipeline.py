@@ -1,0 +1,227 @@
+"""One mail at a time: parse → (reply channel) → thread → context → extract → validate →
+apply → record. Idempotent: a Message-ID already recorded is skipped, and a mail
+interrupted half-way is finished on the next run without repeating what was applied
+(see ``mail.apply``). Nothing here raises for bad mail: it is quarantined with its reason
+and the run goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tickethub.mail.apply import Applied, OperationApplier
+from tickethub.mail.extractors.base import Extractor, IssueView, MailContext
+from tickethub.mail.operations import Operation, rejection
+from tickethub.mail.parse import ParsedMail, UnreadableMail, parse_mail
+from tickethub.mail.threads import base_subject, is_reply_subject
+from tickethub.services.mail_state import MailRecord, MailState
+from tickethub.services.ports import Clock
+from tickethub.services.tickets import TicketService
+
+log = logging.getLogger(__name__)
+
+OPEN_ELSEWHERE_CAP = 20
+
+ReplyHandler = Callable[[ParsedMail], bool]
+"""Given a parsed mail, answers a ticket and returns True when the mail is a reply to a
+notification (the email answer channel); False lets the pipeline treat it as new mail."""
+
+
+@dataclass
+class RunSummary:
+    """What a run did; ``counts`` keys: read, added, answered, closed, status, ignored,
+    skipped, quarantined, rejected, replies."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    threads: set[str] = field(default_factory=set)
+
+    def as_dict(self) -> dict[str, int]:
+        keys = ("read", "added", "answered", "closed", "status", "ignored", "skipped",
+                "quarantined", "rejected", "replies")
+        return {"read": self.counts["read"], "threads": len(self.threads),
+                **{k: self.counts[k] for k in keys if k != "read"}}
+
+
+class MailPipeline:
+    def __init__(
+        self,
+        tickets: TicketService,
+        state: MailState,
+        extractor: Extractor,
+        clock: Clock,
+        *,
+        root_issue: int | None = None,
+        max_bytes: int = 25 * 1024 * 1024,
+        defer_days: float = 7.0,
+        reply_handler: ReplyHandler | None = None,
+    ) -> None:
+        self.tickets = tickets
+        self.state = state
+        self.extractor = extractor
+        self.clock = clock
+        self.root_issue = root_issue
+        self.max_bytes = max_bytes
+        self.applier = OperationApplier(tickets, defer_days=defer_days)
+        self.reply_handler = reply_handler
+        self.summary = RunSummary()
+
+    async def process(self, mailbox: str, source_key: str, raw: bytes) -> str:
+        """Process one raw mail; returns its outcome (a ``RunSummary`` count key)."""
+        self.summary.counts["read"] += 1
+        outcome = await self._process(mailbox, source_key, raw)
+        self.summary.counts[outcome] += 1
+        return outcome
+
+    async def _process(self, mailbox: str, source_key: str, raw: bytes) -> str:
+        try:
+            mail = parse_mail(raw, max_bytes=self.max_bytes)
+        except UnreadableMail as exc:
+            return self._quarantine(mailbox, source_key, None, exc.reason, raw)
+        except Exception as exc:  # a parser bug must not stop the run
+            return self._quarantine(mailbox, source_key, None,
+                                    f"parser crashed: {type(exc).__name__}: {exc}", raw)
+        if self.state.get(mail.message_id) is not None:
+            return "skipped"
+        if self.reply_handler is not None and self.reply_handler(mail):
+            self._record(mail, mailbox, mail.message_id, None, (), (), ())
+            return "replies"
+        try:
+            return await self._extract_and_apply(mail, mailbox)
+        except Exception as exc:
+            log.exception("mail %s failed", mail.message_id)
+            return self._quarantine(mailbox, source_key, mail.message_id,
+                                    f"processing failed: {type(exc).__name__}: {exc}", raw)
+
+    async def _extract_and_apply(self, mail: ParsedMail, mailbox: str) -> str:
+        thread_root, parent, new_topic, known = self._thread_of(mail)
+        self.summary.threads.add(thread_root)
+        context = self._context(mail, thread_root, known, new_topic)
+        ops = await self.extractor.extract(mail, context)
+        allowed = context.known_ids
+        results: list[Applied] = []
+        op_log: list[dict[str, object]] = []
+        rejected = 0
+        first_issue = context.thread_issues[0].id if context.thread_issues else None
+        default_parent = self.root_issue if new_topic or first_issue is None else first_issue
+        for index, op in enumerate(ops):
+            reason = rejection(op, allowed, mail.text)
+            if reason is not None:
+                rejected += 1
+                op_log.append({"op": op.op, "target": op.target, "rejected": reason})
+                log.info("mail %s: rejected %s (%s)", mail.message_id, op.op, reason)
+                continue
+            done = self.applier.apply(mail, index, op, thread_root=thread_root,
+                                      default_parent=default_parent,
+                                      extractor=self.extractor.name, now=self.clock.now())
+            results.append(done)
+            op_log.append({"op": op.op, "target": done.ticket_id, "status": done.status,
+                           "applied": done.applied})
+            if op.op == "add" and done.ticket_id is not None:
+                allowed.add(done.ticket_id)
+        raised = tuple(r.ticket_id for r in results if r.op.op == "add" and r.ticket_id)
+        touched = tuple(r.ticket_id for r in results if r.ticket_id)
+        self._record(mail, mailbox, thread_root, parent, touched, raised, tuple(op_log))
+        self.summary.counts["rejected"] += rejected
+        return _outcome(results)
+
+    # -- threading and context -------------------------------------------------------------
+
+    def _thread_of(self, mail: ParsedMail) -> tuple[str, str | None, bool,
+                                                    dict[str, MailRecord]]:
+        parents = mail.parent_ids
+        known = self.state.find(parents) if parents else {}
+        nearest = next((known[mid] for mid in reversed(parents) if mid in known), None)
+        subject_key = base_subject(mail.subject)
+        if nearest is not None:
+            new_topic = bool(subject_key) and bool(nearest.subject_key) and \
+                subject_key != nearest.subject_key
+            return nearest.thread_root, nearest.message_id, new_topic, known
+        if parents:
+            return parents[0], parents[-1], False, known
+        if subject_key and is_reply_subject(mail.subject):
+            earlier = self.state.by_subject(subject_key)
+            if earlier is not None:  # a reply that lost its references
+                return earlier.thread_root, earlier.message_id, False, {
+                    earlier.message_id: earlier}
+        return mail.message_id, None, False, known
+
+    def _context(self, mail: ParsedMail, thread_root: str, known: dict[str, MailRecord],
+                 new_topic: bool) -> MailContext:
+        records = self.state.thread(thread_root)
+        raised: dict[int, None] = {}
+        for record in records:
+            for ticket_id in record.raised:
+                raised.setdefault(ticket_id, None)
+        issues = tuple(v for t in raised if (v := self._view(t)) is not None)
+        chain: list[int] = []
+        by_id = {r.message_id: r for r in records} | known
+        for mid in reversed(mail.parent_ids):
+            record = by_id.get(mid)
+            if record is not None:
+                chain.extend(reversed(record.raised))
+        elsewhere: tuple[IssueView, ...] = ()
+        if getattr(self.extractor, "wants_open_elsewhere", False):
+            elsewhere = self._open_elsewhere(set(raised))
+        return MailContext(
+            thread_root=thread_root, root_issue=self.root_issue, thread_issues=issues,
+            chain=tuple(dict.fromkeys(chain)), open_elsewhere=elsewhere, new_topic=new_topic,
+            is_reply=bool(mail.parent_ids) or is_reply_subject(mail.subject),
+        )
+
+    def _view(self, ticket_id: int) -> IssueView | None:
+        try:
+            ticket = self.tickets.get(ticket_id)
+        except Exception:
+            return None
+        return IssueView(
+            id=ticket.id, kind=ticket.kind.value, status=ticket.status.value,
+            title=ticket.title, raised_by=str(ticket.refs.get("raised_by", "")),
+            source_message_id=ticket.refs.get("email"), parent_id=ticket.parent_id,
+            depth=max(ticket.path.count("/") - 2, 0),
+        )
+
+    def _open_elsewhere(self, exclude: set[int]) -> tuple[IssueView, ...]:
+        from tickethub.domain.status import WAITING
+        from tickethub.domain.tickets import TicketQuery
+
+        page = self.tickets.list(TicketQuery(status=tuple(WAITING), created_by="mail",
+                                             limit=OPEN_ELSEWHERE_CAP + len(exclude)))
+        views = [v for t in page.items if t.id not in exclude and (v := self._view(t.id))]
+        return tuple(views[:OPEN_ELSEWHERE_CAP])
+
+    # -- bookkeeping ---------------------------------------------------------------------
+
+    def _record(self, mail: ParsedMail, mailbox: str, thread_root: str, parent: str | None,
+                touched: tuple[int, ...], raised: tuple[int, ...],
+                ops: tuple[dict[str, object], ...]) -> None:
+        self.state.record(MailRecord(
+            message_id=mail.message_id, mailbox=mailbox, thread_root=thread_root,
+            parent_id=parent, subject_key=base_subject(mail.subject), from_addr=mail.from_addr,
+            ticket_ids=tuple(dict.fromkeys(touched)), raised=raised, ops=ops,
+        ), self.clock.now())
+
+    def _quarantine(self, mailbox: str, source_key: str, message_id: str | None, reason: str,
+                    raw: bytes) -> str:
+        log.warning("quarantined %s/%s: %s", mailbox, source_key, reason)
+        self.state.quarantine(mailbox, source_key, message_id, reason, raw, self.clock.now())
+        return "quarantined"
+
+
+def _outcome(results: list[Applied]) -> str:
+    ops = [r.op for r in results]
+    if any(o.op == "add" for o in ops):
+        return "added"
+    if any(o.op == "complete" or o.new_status == "cancelled" for o in ops):
+        return "closed"
+    if any(o.op == "answer" for o in ops):
+        return "answered"
+    if any(o.op == "status" for o in ops):
+        return "status"
+    return "ignored"
+
+
+def operations_of(results: list[Applied]) -> list[Operation]:
+    return [r.op for r in results]
