@@ -13,6 +13,7 @@ from tickethub.api import openai as openai_door
 from tickethub.api.deps import call
 from tickethub.api.limits import BodySizeLimit
 from tickethub.server.runtime import HubRuntime
+from tickethub.web import mount as mount_web
 
 DESCRIPTION = """
 Agents ask people through tickets and wait; people answer from wherever they are.
@@ -45,6 +46,7 @@ def create_app(hub: HubRuntime) -> FastAPI:
     app.state.lifespan_hooks = [openai_door.lifespan]
     app.include_router(openai_door.router)
     mcp_server.mount(app, hub)
+    mount_web(app)  # the people's web inbox: /, /t/{id}, /tree/{id}, /login (web/)
 
     @app.get("/healthz", tags=["health"], summary="Liveness and database check")
     async def healthz() -> dict[str, object]:

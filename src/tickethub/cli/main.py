@@ -58,6 +58,10 @@ for _command in (*responding.COMMANDS, *reading.COMMANDS):
     cli.add_command(_command)
 cli.add_command(tokens.token)
 
+from tickethub.cli.users import user as _user_command  # noqa: E402
+
+cli.add_command(_user_command)  # web inbox sign-in (cli/users.py)
+
 
 def main() -> None:
     cli()
