@@ -152,7 +152,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
         Row(NAME, "answer round trip p50", percentile(answer_rtt, 50), "ms", None,
             "wake p50", percentile(wake, 50),
             note="the responder's own POST /answer (ask-to-commit cost); a waiter cannot "
-                 "wake before the answer commits, so this bounds wake p50 from below"),
+                 "wake before the answer commits, so this roughly bounds wake p50 from below"),
         Row(NAME, f"{interval:g} s poll wake p50 (unscaled)", percentile(raw_poll, 50), "ms",
             None, "model: interval/2 + request", interval / 2 * 1000 + poll_req,
             note="checks the polling model the anchor's scaling relies on (ratio ~1)"),
