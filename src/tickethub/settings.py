@@ -94,6 +94,55 @@ class Settings(BaseSettings):
                                     description="The agent name anonymous Agent Protocol "
                                     "clients act as.")
 
+    # -- mail: mailbox → issue tree and the email channel (mail/, channels/email, docs/mail.md)
+    mail_root_issue: int | None = Field(None, description="Ticket id that issues raised by "
+                                        "mail go under; unset: they are top-level.")
+    mail_extractor: str = Field("rules", pattern="^(rules|llm)$", description="rules "
+                                "(offline) or llm (the model at mail_llm_base_url).")
+    mail_max_bytes: int = Field(25 * 1024 * 1024, ge=1024, description="Larger mails are "
+                                "quarantined unread.")
+    mail_defer_days: float = Field(7.0, gt=0, description="How long a mail that defers an "
+                                   "issue defers it.")
+    mail_llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint for "
+                                          "the llm extractor; default upstream_base_url.")
+    mail_llm_api_key: SecretStr | None = Field(None, description="Its API key; default "
+                                               "upstream_api_key.")
+    mail_llm_model: str = Field("gpt-4o-mini", description="Model the llm extractor asks.")
+    mail_llm_chunk_tokens: int = Field(3000, ge=200, description="A longer mail is read in "
+                                       "chunks of this many tokens with a running summary.")
+    mail_digest_stalled_days: float = Field(7.0, gt=0, description="An open issue unchanged "
+                                            "this long is 'stalled' in the digest.")
+    mail_digest_to: list[str] = Field([], description="Addresses the daily digest is "
+                                      "mailed to.")
+    mail_from: str = Field("tickethub@localhost", description="From address of mail the "
+                           "hub sends (notifications, digest).")
+    mail_reply_domain: str | None = Field(None, description="Domain of signed reply "
+                                          "addresses (reply+<token>@domain); default the "
+                                          "domain of mail_from.")
+    mail_reply_secret: SecretStr | None = Field(None, description="Key that signs reply "
+                                                "tokens; default a random key kept in "
+                                                "data_dir/mail-reply.key.")
+    mail_responders: dict[str, str] = Field({}, description="Address → actor name of people "
+                                            "whose mailed replies answer tickets; the actor "
+                                            "needs the responder role.")
+    mail_notify: dict[str, str] = Field({}, description="Assignee name → address that "
+                                        "gets ticket notifications (assignees that are "
+                                        "addresses need no entry).")
+    imap_url: str | None = Field(None, description="Mailbox `mail watch` follows, e.g. "
+                                 "imap://hub@mail.example.org/INBOX (imaps:// for TLS on "
+                                 "connect; imap:// uses STARTTLS when offered).")
+    imap_password: SecretStr | None = Field(None, description="IMAP password; unset: "
+                                            "prompted for, never echoed.")
+    imap_idle_seconds: float = Field(300.0, gt=0, le=1740, description="Longest IDLE "
+                                     "before it is renewed (RFC 2177: under 29 minutes).")
+    imap_batch: int = Field(50, ge=1, le=1000, description="Messages fetched per round trip.")
+    smtp_host: str | None = Field(None, description="SMTP server for notifications and the "
+                                  "digest; unset: the email channel is off.")
+    smtp_port: int = Field(25, ge=1, le=65535, description="SMTP port (465: TLS on connect).")
+    smtp_user: str | None = Field(None, description="SMTP login, if the server wants one.")
+    smtp_password: SecretStr | None = Field(None, description="SMTP password.")
+    smtp_starttls: bool = Field(True, description="Use STARTTLS when the server offers it.")
+
     @classmethod
     def settings_customise_sources(
         cls,

@@ -61,6 +61,9 @@ cli.add_command(tokens.token)
 from tickethub.cli.users import user as _user_command  # noqa: E402
 
 cli.add_command(_user_command)  # web inbox sign-in (cli/users.py)
+from tickethub.cli.mail import mail as _mail_command  # noqa: E402
+
+cli.add_command(_mail_command)  # mailbox → issue tree (cli/mail.py, docs/mail.md)
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ Contract:
 from __future__ import annotations
 
 import codecs
+import contextlib
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -55,10 +56,8 @@ def decode_header_value(value: str) -> str:
         except UnicodeDecodeError:
             value = raw.decode("latin-1")
     if "=?" in value:
-        try:
+        with contextlib.suppress(Exception):  # malformed encoded-word, unknown charset: raw
             value = str(make_header(decode_header(value)))
-        except Exception:  # malformed encoded-word or unknown charset: keep raw
-            pass
     return value.strip()
 
 

@@ -17,7 +17,7 @@ LANGUAGES = ("en", "de", "fr", "es", "zh")
 _QUOTED = re.compile(r"^\s*(>|\|>|[A-Za-z]{1,3}>)")
 _SIGNATURE = re.compile(r"^(-- ?|--|__+|_{10,}|-{5,})$")
 _WROTE = re.compile(
-    r"^(.{0,120}\b(wrote|writes|said|schrieb|a écrit|escribió)\s*:?\s*|.*写道[:：]?)$",
+    r"^(.{0,120}\b(wrote|writes|said|schrieb|a écrit|escribió)\s*:?\s*|.*写道[:\uff1a]?)$",
     re.IGNORECASE,
 )
 _OTHER_MARKS = ("#", "|", ":")

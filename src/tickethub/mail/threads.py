@@ -13,13 +13,15 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
-_REPLY_PREFIX = re.compile(r"^\s*((re|aw|sv|vs|antw|fwd?|wg|tr|回复|答复|转发)\s*(\[\d+\])?\s*[:：]\s*"
-                           r"|\[[^\]]{1,40}\]\s*)+", re.IGNORECASE)
+_REPLY_PREFIX = re.compile(
+    r"^\s*((re|aw|sv|vs|antw|fwd?|wg|tr|回复|答复|转发)\s*(\[\d+\])?\s*[:\uff1a]\s*"
+    r"|\[[^\]]{1,40}\]\s*)+", re.IGNORECASE)
 
 
 class Threadable(Protocol):
@@ -39,12 +41,13 @@ def base_subject(subject: str) -> str:
     return " ".join(_REPLY_PREFIX.sub("", subject or "").split()).lower()
 
 
-_REPLY_MARK = re.compile(r"^\s*(\[[^\]]{1,40}\]\s*)*(re|aw|sv|vs|antw|回复|答复)\s*(\[\d+\])?\s*[:：]",
-                         re.IGNORECASE)
+_REPLY_MARK = re.compile(
+    r"^\s*(\[[^\]]{1,40}\]\s*)*(re|aw|sv|vs|antw|回复|答复)\s*(\[\d+\])?\s*[:\uff1a]",
+    re.IGNORECASE)
 
 
 def is_reply_subject(subject: str) -> bool:
-    """True for "Re: ...", "[list] Re: ...", "AW: ...", "回复：..." and the like."""
+    """True for "Re: ...", "[list] Re: ...", "AW: ...", "回复: ..." and the like."""
     return bool(_REPLY_MARK.match(subject or ""))
 
 
@@ -107,7 +110,7 @@ class ThreadIndex(Generic[M]):
         if this.message is None:
             this.message = message
         chain = [self.container(mid) for mid in message.parent_ids]
-        for parent, child in zip(chain, chain[1:], strict=False):
+        for parent, child in itertools.pairwise(chain):
             self._link(parent, child, replace=False)
         if chain:
             self._link(chain[-1], this, replace=True)
@@ -181,7 +184,7 @@ def _prune(container: Container[M]) -> None:
         for child in node.children:
             if child.is_placeholder and not child.children:
                 continue
-            if child.is_placeholder and node.parent is not None or (
+            if (child.is_placeholder and node.parent is not None) or (
                     child.is_placeholder and len(child.children) == 1):
                 for grandchild in child.children:
                     grandchild.parent = node

@@ -1,0 +1,258 @@
+"""``tickethub mail ...``: mailbox → issue tree, on the hub's own database (the same
+settings as ``serve``: TICKETHUB_DATABASE_URL or SQLite in the data folder).
+
+\b
+  tickethub mail ingest sample.mbox              # mbox file, Maildir, or imap://user@host/INBOX
+  tickethub mail watch imap://hub@mail.example.org/INBOX   # keep following with IDLE
+  tickethub mail tree --format json              # the tree in the scoring shape
+  tickethub mail score labels.json --mbox sample.mbox
+  tickethub mail digest [--send]                 # overdue, stalled, newly done
+  tickethub mail quarantine                      # what could not be read, and why
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from tickethub.cli import output
+from tickethub.errors import TickethubError
+
+if TYPE_CHECKING:
+    from tickethub.server.runtime import HubRuntime
+
+
+@contextmanager
+def _runtime(data_dir: Path | None) -> Iterator[HubRuntime]:
+    from tickethub.server.runtime import HubRuntime
+    from tickethub.settings import Settings
+
+    settings = Settings(**({"data_dir": data_dir} if data_dir else {}))
+    runtime = HubRuntime(settings)
+    try:
+        yield runtime
+    except TickethubError as exc:
+        raise output.Failure.of(exc) from exc
+    finally:
+        runtime.close()
+
+
+def _password(runtime: HubRuntime, user: str, host: str) -> str:
+    secret = runtime.settings.imap_password
+    if secret is not None:
+        return secret.get_secret_value()
+    return str(click.prompt(f"IMAP password for {user}@{host}", hide_input=True, err=True))
+
+
+def _print_summary(summary: dict[str, int], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(summary))
+        return
+    click.echo(", ".join(f"{k} {v}" for k, v in summary.items()), err=False)
+
+
+_data_dir = click.option("--data-dir", type=click.Path(path_type=Path), default=None,
+                         help="The hub's data folder [default: ./data].")
+
+
+@click.group()
+def mail() -> None:
+    """Read mail into the issue tree, export and score the tree, send the digest."""
+
+
+@mail.command()
+@click.argument("source")
+@click.option("--extractor", type=click.Choice(["rules", "llm"]), default=None,
+              help="How operations are found [default: the mail_extractor setting].")
+@click.option("--root", "root_issue", type=int, default=None,
+              help="Ticket id new issues go under [default: mail_root_issue].")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@_data_dir
+def ingest(source: str, extractor: str | None, root_issue: int | None, as_json: bool,
+           data_dir: Path | None) -> None:
+    """Read SOURCE (an mbox file, a Maildir, or imap[s]://user@host/FOLDER) into the tree.
+
+    Safe to repeat: mails already read are skipped, an interrupted run resumes."""
+    from tickethub.mail.build import ingest as run
+    from tickethub.mail.build import make_extractor, make_pipeline
+    from tickethub.mail.sources import FileSource
+
+    with _runtime(data_dir) as runtime:
+        pipeline = make_pipeline(runtime, make_extractor(
+            extractor or runtime.settings.mail_extractor, runtime), root_issue=root_issue,
+            reply_handler=_reply_handler(runtime))
+        if source.startswith(("imap://", "imaps://")):
+            summary = asyncio.run(_ingest_imap(runtime, pipeline, source, watch=False))
+        else:
+            files = FileSource(Path(source))
+            with click.progressbar(length=len(files), label="mail", file=sys.stderr,
+                                   show_pos=True) as bar:
+                summary = asyncio.run(run(pipeline, files.name, files,
+                                          progress=lambda _outcome: bar.update(1)))
+        _print_summary(summary, as_json)
+
+
+@mail.command()
+@click.argument("url", required=False)
+@click.option("--extractor", type=click.Choice(["rules", "llm"]), default=None)
+@click.option("--root", "root_issue", type=int, default=None)
+@_data_dir
+def watch(url: str | None, extractor: str | None, root_issue: int | None,
+          data_dir: Path | None) -> None:
+    """Follow an IMAP mailbox (URL or the imap_url setting) with IDLE until Ctrl-C."""
+    from tickethub.mail.build import make_extractor, make_pipeline
+
+    with _runtime(data_dir) as runtime:
+        url = url or runtime.settings.imap_url
+        if not url:
+            raise output.Failure("give an imap:// URL or set imap_url", "bad_request", "url",
+                                 output.USAGE)
+        pipeline = make_pipeline(runtime, make_extractor(
+            extractor or runtime.settings.mail_extractor, runtime), root_issue=root_issue,
+            reply_handler=_reply_handler(runtime))
+        try:
+            summary = asyncio.run(_ingest_imap(runtime, pipeline, url, watch=True))
+        except KeyboardInterrupt:
+            summary = pipeline.summary.as_dict()
+        _print_summary(summary, False)
+
+
+async def _ingest_imap(runtime: HubRuntime, pipeline: Any, url: str, *,
+                       watch: bool) -> dict[str, int]:
+    from tickethub.mail.imap import ImapMailbox, ImapURL
+    from tickethub.store.mail_store import SqlMailState
+
+    parsed = ImapURL.parse(url)
+    box = ImapMailbox(parsed, _password(runtime, parsed.user, parsed.host),
+                      SqlMailState(runtime.store), runtime.clock,
+                      batch=runtime.settings.imap_batch)
+    count = 0
+
+    async def process(raw: Any) -> str:
+        nonlocal count
+        outcome: str = await pipeline.process(box.name, raw.key, raw.raw)
+        count += 1
+        if count % 50 == 0:
+            click.echo(f"mail: {count} read", err=True)
+        return outcome
+
+    try:
+        if watch:
+            await box.watch(process, idle_seconds=runtime.settings.imap_idle_seconds)
+        else:
+            await box.run(process)
+    finally:
+        box.close()
+    summary: dict[str, int] = pipeline.summary.as_dict()
+    return summary
+
+
+def _reply_handler(runtime: HubRuntime) -> Callable[[Any], bool] | None:
+    from tickethub.channels.email.replies import ReplyReader
+
+    return ReplyReader.from_runtime(runtime).handle
+
+
+@mail.command()
+@click.option("--root", "root_issue", type=int, default=None,
+              help="Export this ticket's subtree [default: every issue raised by mail].")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown")
+@_data_dir
+def tree(root_issue: int | None, fmt: str, data_dir: Path | None) -> None:
+    """Print the issue tree as Markdown or as the JSON the scoring command reads."""
+    from tickethub.mail.tree import export_tree, tree_markdown
+
+    with _runtime(data_dir) as runtime:
+        data = export_tree(runtime.tickets, root_issue)
+    click.echo(json.dumps(data, indent=1) if fmt == "json" else tree_markdown(data), nl=False)
+    if fmt == "json":
+        click.echo()
+
+
+@mail.command()
+@click.argument("labels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--tree", "tree_file", type=click.Path(exists=True, dir_okay=False,
+              path_type=Path), help="A tree exported with `mail tree --format json`.")
+@click.option("--mbox", type=click.Path(exists=True, path_type=Path),
+              help="Build the tree from this mailbox in a scratch hub, then score it.")
+@click.option("--extractor", type=click.Choice(["rules", "llm"]), default="rules")
+def score(labels: Path, tree_file: Path | None, mbox: Path | None, extractor: str) -> None:
+    """Score a tree against LABELS (op accuracy, attachment, closing precision, duplicates)."""
+    from tickethub.mail.score import score as compute
+
+    if (tree_file is None) == (mbox is None):
+        raise output.Failure("give exactly one of --tree or --mbox", "bad_request", "tree",
+                             output.USAGE)
+    gold = json.loads(labels.read_text())
+    if tree_file is not None:
+        data = json.loads(tree_file.read_text())
+    else:
+        assert mbox is not None
+        data = _scratch_tree(mbox, extractor)
+    result = compute(data, gold)
+    click.echo(json.dumps(result, indent=1))
+
+
+def _scratch_tree(mbox: Path, extractor: str) -> dict[str, Any]:
+    import tempfile
+
+    from tickethub.mail.build import ingest as run
+    from tickethub.mail.build import make_extractor, make_pipeline
+    from tickethub.mail.sources import FileSource
+    from tickethub.mail.tree import export_tree
+
+    with tempfile.TemporaryDirectory() as scratch, _runtime(Path(scratch)) as runtime:
+        if runtime.settings.database_url:
+            raise output.Failure("scoring builds its own scratch hub; unset "
+                                 "TICKETHUB_DATABASE_URL", "bad_request", "database_url",
+                                 output.USAGE)
+        files = FileSource(mbox)
+        pipeline = make_pipeline(runtime, make_extractor(extractor, runtime))
+        asyncio.run(run(pipeline, files.name, files))
+        return export_tree(runtime.tickets)
+
+
+@mail.command()
+@click.option("--send", is_flag=True, help="Also mail it to mail_digest_to over SMTP.")
+@click.option("--root", "root_issue", type=int, default=None)
+@_data_dir
+def digest(send: bool, root_issue: int | None, data_dir: Path | None) -> None:
+    """The daily digest: overdue, stalled and newly done issues, as Markdown."""
+    from tickethub.mail.digest import build_digest, digest_markdown
+
+    with _runtime(data_dir) as runtime:
+        found = build_digest(runtime.tickets, runtime.clock.now(), root_issue=root_issue,
+                             stalled_days=runtime.settings.mail_digest_stalled_days)
+        text = digest_markdown(found)
+        click.echo(text, nl=False)
+        if send:
+            from tickethub.channels.email.smtp import SmtpSender
+            from tickethub.mail.digest import digest_email
+
+            to = runtime.settings.mail_digest_to
+            if not to:
+                raise output.Failure("set mail_digest_to to send the digest", "bad_request",
+                                     "mail_digest_to", output.USAGE)
+            SmtpSender.from_settings(runtime.settings).send(
+                digest_email(found, text, runtime.settings.mail_from, to))
+            click.echo(f"sent to {', '.join(to)}", err=True)
+
+
+@mail.command()
+@click.option("--limit", type=int, default=100)
+@_data_dir
+def quarantine(limit: int, data_dir: Path | None) -> None:
+    """Mails that could not be processed, with the reason."""
+    from tickethub.store.mail_store import SqlMailState
+
+    with _runtime(data_dir) as runtime:
+        for item in SqlMailState(runtime.store).quarantined(limit):
+            click.echo(f"{item.id}\t{item.created_at:%Y-%m-%d %H:%M}\t{item.mailbox}\t"
+                       f"{item.source_key}\t{item.size}\t{item.reason}")
