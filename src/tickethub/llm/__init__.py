@@ -12,6 +12,7 @@ what every provider and every agent framework already speaks.
 
 from tickethub.llm.errors import (
     NoHumanReply,
+    UpstreamAuthFailed,
     UpstreamError,
     UpstreamTimeout,
     UpstreamUnavailable,
@@ -29,6 +30,7 @@ __all__ = [
     "OpenAICompatible",
     "ScriptedLLM",
     "ToolCall",
+    "UpstreamAuthFailed",
     "UpstreamError",
     "UpstreamTimeout",
     "UpstreamUnavailable",

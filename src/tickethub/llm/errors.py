@@ -20,6 +20,14 @@ class UpstreamUnavailable(UpstreamError):
     title = "Upstream unavailable"
 
 
+class UpstreamAuthFailed(UpstreamError):
+    """The upstream refused the hub's own key: a configuration error of the hub, not of
+    the caller, so it is not relayed as the caller's 401."""
+
+    code = "upstream_auth_failed"
+    title = "Upstream refused the hub's key"
+
+
 class UpstreamTimeout(UpstreamError):
     """The upstream did not answer in time."""
 

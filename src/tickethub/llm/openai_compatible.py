@@ -11,7 +11,12 @@ from typing import Any
 
 import httpx
 
-from tickethub.llm.errors import UpstreamError, UpstreamTimeout, UpstreamUnavailable
+from tickethub.llm.errors import (
+    UpstreamAuthFailed,
+    UpstreamError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
 from tickethub.llm.port import Completion, Message, Tool, ToolCall, Usage
 
 
@@ -28,7 +33,8 @@ class OpenAICompatible:
     ``models`` are the raw calls the OpenAI door uses to pass requests through unchanged.
 
     Connection failures and 5xx answers raise :class:`UpstreamUnavailable` (502), a
-    timeout raises :class:`UpstreamTimeout` (504). A 4xx answer is the caller's mistake
+    timeout raises :class:`UpstreamTimeout` (504), a refused key (401/403)
+    :class:`UpstreamAuthFailed` (502). Any other 4xx answer is the caller's mistake
     and comes back as it is (``UpstreamReply``), for the caller to relay."""
 
     def __init__(
@@ -96,7 +102,7 @@ class OpenAICompatible:
         except httpx.HTTPError as exc:
             raise self._unreachable(exc) from None
         try:
-            if response.status_code >= 500:
+            if response.status_code >= 500 or response.status_code in (401, 403):
                 content = await response.aread()
                 self._reply(response.status_code, content)
             yield response
@@ -125,6 +131,10 @@ class OpenAICompatible:
                               "type": "upstream_error", "code": None}}
         if not isinstance(body, dict):
             body = {"data": body}
+        if status in (401, 403):
+            raise UpstreamAuthFailed(
+                f"the upstream at {self.base_url} refused the hub's API key ({status}): "
+                f"{error_message(body)}; check upstream_api_key")
         if status >= 500:
             raise UpstreamUnavailable(
                 f"the upstream at {self.base_url} failed with {status}: {error_message(body)}")

@@ -7,6 +7,7 @@ pass to ``await_answer``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
@@ -62,7 +63,13 @@ async def _guard(work: Awaitable[Any]) -> Any:
 def build_server(desk_for: DeskFor, max_wait: float) -> MCPServer:
     """An MCP server whose tools act through the desk ``desk_for`` gives per call."""
     limit = min(max_wait, 50.0)
-    server: MCPServer = MCPServer("tickethub", instructions=INSTRUCTIONS, version=__version__)
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    server: MCPServer = MCPServer("tickethub", instructions=INSTRUCTIONS, version=__version__,
+                                  log_level="WARNING")
+    # The SDK configures root logging; the hub owns that (server/main.py), so undo it.
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
     @server.tool()
     async def ask_human(

@@ -15,7 +15,7 @@ from tickethub.api.openai.gateway import Gateway, gateway
 from tickethub.api.openai.human import HUMAN, is_human
 from tickethub.api.openai.schemas import ChatRequest
 from tickethub.domain.actors import Actor
-from tickethub.errors import BadRequest, MalformedJSON, NotFound, ValidationFailed
+from tickethub.errors import BadRequest, MalformedJSON, NotFound
 
 router = APIRouter(prefix="/v1", tags=["openai"], route_class=OpenAIRoute)
 
@@ -41,8 +41,8 @@ async def _body(request: Request) -> tuple[dict[str, Any], ChatRequest]:
     except ValidationError as exc:
         first = exc.errors()[0]
         param = ".".join(str(p) for p in first["loc"]) or "body"
-        raise ValidationFailed(f"Invalid value for '{param}': {first['msg']}",
-                               field=param) from None
+        raise InvalidValue(f"Invalid value for '{param}': {first['msg']}",
+                           field=param) from None
 
 
 def _timeout(request: Request, default: float) -> float:
@@ -81,6 +81,12 @@ async def chat_completions(request: Request, me: Me, gate: Gate) -> Response:
         raise _unknown_model(chat.model)
     return await gate.proxy.respond(
         me, chat, body, _timeout(request, settings.upstream_approval_seconds))
+
+
+class InvalidValue(BadRequest):
+    """A field of the request is wrong (OpenAI answers 400, not 422)."""
+
+    code = "invalid_value"
 
 
 class ModelNotFound(NotFound):
