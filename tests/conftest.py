@@ -136,3 +136,33 @@ async def agent(client: httpx.AsyncClient) -> dict[str, str]:
 @pytest.fixture
 async def responder(client: httpx.AsyncClient) -> dict[str, str]:
     return await make_token(client, "responder", "alice")
+
+
+@pytest.fixture
+async def live_url(runtime: HubRuntime) -> AsyncIterator[str]:
+    """The hub served by a real uvicorn on a free loopback port, in this event loop.
+
+    Needed for streaming responses (SSE), which httpx's ASGI transport buffers whole."""
+    import asyncio
+
+    import uvicorn
+
+    app = create_app(runtime)
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
+                            lifespan="on")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    await task
+
+
+@pytest.fixture
+async def live_client(live_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=live_url, timeout=30) as c:
+        yield c

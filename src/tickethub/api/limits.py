@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tickethub.errors import PayloadTooLarge
@@ -26,24 +28,39 @@ class BodySizeLimit:
                 await self._reject(scope, send)
                 return
         seen = 0
+        exceeded = False
+        rejected = False
 
         async def limited() -> Message:
-            nonlocal seen
+            nonlocal seen, exceeded
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
+                    exceeded = True
                     raise PayloadTooLarge(self._detail(), field="body")
             return message
 
-        await self.app(scope, limited, send)
+        async def guarded_send(message: Message) -> None:
+            # Frameworks may turn a failed body read into their own 400; once the limit
+            # was passed, whatever the app answers is replaced by our 413.
+            nonlocal rejected
+            if not exceeded:
+                await send(message)
+            elif message["type"] == "http.response.start" and not rejected:
+                rejected = True
+                await self._reject(scope, send)
+
+        try:
+            await self.app(scope, limited, guarded_send)
+        except PayloadTooLarge:
+            if not rejected:
+                await self._reject(scope, send)
 
     def _detail(self) -> str:
         return f"the request body is over the limit of {self.max_bytes} bytes"
 
     async def _reject(self, scope: Scope, send: Send) -> None:
-        import json
-
         problem = PayloadTooLarge(self._detail(), field="body").to_problem()
         problem["instance"] = scope["path"]
         body = json.dumps(problem).encode()

@@ -96,6 +96,8 @@ class TicketService:
         draft = self._checked_draft(draft)
         request_hash = _request_hash(draft) if idempotency_key else None
         now = self._clock.now()
+        if draft.due_at is not None and draft.due_at <= now:
+            raise ValidationFailed("due_at must be in the future", field="due_at")
         with self._store.write() as uow:
             if idempotency_key:
                 found = uow.tickets.find_idempotent(actor.name, idempotency_key)
@@ -305,6 +307,29 @@ class TicketService:
             }
 
         return self._mutate(actor, ticket_id, apply, event, expected_version)
+
+    def set_ref(
+        self, actor: Actor, ticket_id: int, name: str, value: str | None,
+    ) -> Ticket:
+        """Set (or with ``value=None`` remove) the outside link ``refs[name]``, e.g. the
+        GitHub issue a channel mirrors the ticket to. No event when nothing changes."""
+        if not name.strip():
+            raise ValidationFailed("a ref needs a name", field="name")
+
+        def apply(ticket: Ticket, now: datetime) -> Ticket:
+            require_owner_or_responder(actor, ticket.created_by, "linking")
+            refs = {k: v for k, v in ticket.refs.items() if k != name}
+            if value is not None:
+                refs[name] = value
+            return ticket.changed(now, refs=refs)
+
+        def event(before: Ticket, after: Ticket) -> tuple[EventType, dict[str, Any]]:
+            return EventType.TICKET_LINKED, {"name": name, "value": value}
+
+        current = self.get(ticket_id)
+        if current.refs.get(name) == value and (value is not None or name not in current.refs):
+            return current
+        return self._mutate(actor, ticket_id, apply, event, None)
 
     # -- internals -----------------------------------------------------------------------
 

@@ -1,0 +1,51 @@
+"""Deadlines at the service level, with a clock that only moves when told to."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from tickethub.domain.actors import Actor, Role
+from tickethub.domain.status import Kind, Status
+from tickethub.domain.tickets import TicketDraft
+from tickethub.server.runtime import HubRuntime
+from tickethub.settings import Settings
+from tickethub.testing import FakeClock
+
+AGENT = Actor("bot", Role.AGENT)
+
+
+def test_a_hub_that_was_down_at_the_deadline_expires_the_ticket_on_start(
+        tmp_path: Path, database_url: str):
+    clock = FakeClock()
+    settings = Settings(data_dir=tmp_path, database_url=database_url)
+    first = HubRuntime(settings, clock=clock)
+    approval, _ = first.tickets.ask(AGENT, TicketDraft(
+        kind=Kind.APPROVAL, title="deploy", proposal={"v": 2},
+        due_at=clock.now() + timedelta(minutes=5)))
+    question, _ = first.tickets.ask(AGENT, TicketDraft(
+        kind=Kind.QUESTION, title="later", due_at=clock.now() + timedelta(hours=5)))
+    first.close()  # the hub goes down before the deadline
+
+    clock.advance(minutes=6)
+    second = HubRuntime(settings, clock=clock)
+    expired = second.deadlines.run_due()  # what HubRuntime.running() does at start
+    assert [t.id for t in expired] == [approval.id]
+    stored = second.tickets.get(approval.id)
+    assert stored.status is Status.EXPIRED and stored.outcome == "denied"
+    assert second.tickets.get(question.id).status is Status.OPEN
+    assert second.deadlines.next_deadline() == question.due_at
+    assert second.deadlines.run_due() == []  # idempotent
+    second.close()
+
+
+def test_many_overdue_tickets_are_expired_in_batches(tmp_path: Path):
+    clock = FakeClock()
+    hub = HubRuntime(Settings(data_dir=tmp_path), clock=clock)
+    for i in range(450):
+        hub.tickets.ask(AGENT, TicketDraft(kind=Kind.QUESTION, title=f"q{i}",
+                                           due_at=clock.now() + timedelta(seconds=1 + i % 3)))
+    clock.advance(seconds=10)
+    assert len(hub.deadlines.run_due()) == 450
+    assert hub.deadlines.next_deadline() is None
+    hub.close()
