@@ -15,7 +15,7 @@ from tickethub.errors import IllegalTransition
 
 def test_every_status_has_a_row_and_waiting_and_resolved_partition_them():
     assert set(TRANSITIONS) == set(Status)
-    assert WAITING | RESOLVED == set(Status)
+    assert set(Status) == WAITING | RESOLVED
     assert not WAITING & RESOLVED
 
 

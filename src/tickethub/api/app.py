@@ -8,7 +8,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from fastapi import FastAPI
 
 from tickethub import __version__
-from tickethub.api import admin, agent_protocol, events, mcp_server, problems, tickets
+from tickethub.api import admin, agent_protocol, events, hooks_github, mcp_server, problems, tickets
 from tickethub.api import openai as openai_door
 from tickethub.api.deps import call
 from tickethub.api.limits import BodySizeLimit
@@ -42,6 +42,7 @@ def create_app(hub: HubRuntime) -> FastAPI:
     app.include_router(tickets.router)
     app.include_router(events.router)
     app.include_router(admin.router)
+    app.include_router(hooks_github.router)  # GitHub webhooks (channels/github)
     app.include_router(agent_protocol.router)
     app.state.lifespan_hooks = [openai_door.lifespan]
     app.include_router(openai_door.router)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 
@@ -74,6 +75,19 @@ class HubRuntime:
         self.channels: list[Channel] = [WebhookChannel(self.webhooks, self.http)]
         self.generated_admin_token: str | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        # Background loops channels add (e.g. GitHub's webhook inbox and poller).
+        self.loops: list[Callable[[], Coroutine[Any, Any, None]]] = []
+        # The GitHub channel (channels/github): on when a token or a GitHub App is set.
+        self.github: Any = None
+        if settings.github_token is not None or settings.github_app_id:
+            from tickethub.channels.github import install as install_github
+
+            install_github(self)
+
+    def add_loop(self, start: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``start()`` as a background task while the hub runs; call before
+        ``running()``."""
+        self.loops.append(start)
 
     def add_channel(self, channel: Channel) -> None:
         """Register an outbound channel; call before ``running()``."""
@@ -101,6 +115,7 @@ class HubRuntime:
                            self.settings.delivery_poll_seconds).run()
             for channel in self.channels
         ]
+        loops += [start() for start in self.loops]
         self._tasks = [asyncio.create_task(loop) for loop in loops]
         try:
             yield self

@@ -6,6 +6,7 @@ loop, and once at start so a hub that was down at a deadline catches up.
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import replace
 from datetime import datetime
 
@@ -24,9 +25,9 @@ class DeadlineService:
         self._clock = clock
         self._notifier = notifier
 
-    def run_due(self) -> list[Ticket]:
+    def run_due(self) -> builtins.list[Ticket]:
         """Expire every overdue ticket and un-defer every elapsed deferral; return them."""
-        changed: list[Ticket] = []
+        changed: builtins.list[Ticket] = []
         while True:
             batch = self._run_batch()
             changed.extend(batch)
@@ -38,9 +39,9 @@ class DeadlineService:
         with self._store.read() as uow:
             return uow.tickets.next_deadline()
 
-    def _run_batch(self) -> list[Ticket]:
+    def _run_batch(self) -> builtins.list[Ticket]:
         now = self._clock.now()
-        changed: list[Ticket] = []
+        changed: builtins.list[Ticket] = []
         last_seq = 0
         with self._store.write() as uow:
             for ticket in uow.tickets.overdue(now, _BATCH):

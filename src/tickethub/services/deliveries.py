@@ -7,6 +7,7 @@ recording means one resend with the same key, which receivers use to drop the re
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 
@@ -51,7 +52,7 @@ class DeliveryService:
                 uow.deliveries.set_cursor(channel, events[-1].seq)
         return count
 
-    def due(self, channel: str, limit: int = 50) -> list[tuple[Delivery, Event]]:
+    def due(self, channel: str, limit: int = 50) -> builtins.list[tuple[Delivery, Event]]:
         """Pending deliveries whose time has come, each with its event."""
         with self._store.read() as uow:
             result = []
@@ -79,6 +80,6 @@ class DeliveryService:
         return retry_at is not None
 
     def list(self, channel: str | None = None, status: str | None = None,
-             limit: int = 100) -> list[Delivery]:
+             limit: int = 100) -> builtins.list[Delivery]:
         with self._store.read() as uow:
             return uow.deliveries.list(channel, status, limit)

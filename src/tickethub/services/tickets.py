@@ -6,6 +6,7 @@ waiters only after that transaction committed.
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -43,7 +44,7 @@ TRANSITION_TARGETS = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    items: list[Ticket]
+    items: builtins.list[Ticket]
     next_cursor: str | None
 
 
@@ -73,7 +74,7 @@ class TicketService:
         items = rows[: query.limit]
         return Page(items, str(items[-1].id) if more and items else None)
 
-    def subtree(self, ticket_id: int, depth: int) -> list[Ticket]:
+    def subtree(self, ticket_id: int, depth: int) -> builtins.list[Ticket]:
         """The ticket and its descendants down to ``depth`` levels, parents before children."""
         if depth < 0 or depth > MAX_TREE_DEPTH:
             raise ValidationFailed(f"depth must be between 0 and {MAX_TREE_DEPTH}", field="depth")
@@ -81,7 +82,7 @@ class TicketService:
             root = self._load(uow, ticket_id)
             return [root, *uow.tickets.subtree(root, depth)]
 
-    def messages(self, ticket_id: int) -> list[Message]:
+    def messages(self, ticket_id: int) -> builtins.list[Message]:
         with self._store.read() as uow:
             self._load(uow, ticket_id)
             return uow.messages.for_ticket(ticket_id)

@@ -84,6 +84,9 @@ class SqlTicketRepository:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
         self._postgres = connection.dialect.name == "postgresql"
+        # (version, labels, refs) of rows this transaction locked with get(for_update=True)
+        # or wrote, so update() need not read them again to diff the lookup tables.
+        self._locked: dict[int, tuple[int, tuple[str, ...], dict[str, Any]]] = {}
 
     def add(self, draft: TicketDraft, created_by: str, at: datetime,
             idempotency_key: str | None = None, request_hash: str | None = None) -> Ticket:
@@ -132,7 +135,12 @@ class SqlTicketRepository:
         if for_update and self._postgres:
             stmt = stmt.with_for_update()
         row = self._c.execute(stmt).first()
-        return _row_to_ticket(row) if row else None
+        if row is None:
+            return None
+        ticket = _row_to_ticket(row)
+        if for_update:
+            self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))
+        return ticket
 
     def find_idempotent(self, created_by: str, key: str) -> tuple[Ticket, str | None] | None:
         row = self._c.execute(
@@ -143,9 +151,17 @@ class SqlTicketRepository:
         return (_row_to_ticket(row), row.request_hash) if row else None
 
     def update(self, ticket: Ticket, expected_version: int) -> bool:
-        old = self._c.execute(
-            select(tickets.c.labels, tickets.c.refs).where(tickets.c.id == ticket.id)
-        ).first()
+        locked = self._locked.pop(ticket.id, None)
+        if locked is not None and locked[0] == expected_version:
+            # Locked by this transaction at this version: nobody else changed it since.
+            old_labels, old_refs = locked[1], locked[2]
+        else:
+            old = self._c.execute(
+                select(tickets.c.labels, tickets.c.refs).where(tickets.c.id == ticket.id)
+            ).first()
+            if old is None:
+                return False
+            old_labels, old_refs = tuple(old.labels or ()), dict(old.refs or {})
         result = self._c.execute(
             update(tickets)
             .where(tickets.c.id == ticket.id, tickets.c.version == expected_version)
@@ -153,9 +169,9 @@ class SqlTicketRepository:
         )
         if result.rowcount != 1:
             return False
-        if old is not None:
-            self._write_labels(ticket.id, ticket.labels, tuple(old.labels or ()))
-            self._write_refs(ticket.id, ticket.refs, dict(old.refs or {}))
+        self._write_labels(ticket.id, ticket.labels, old_labels)
+        self._write_refs(ticket.id, ticket.refs, old_refs)
+        self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))
         return True
 
     def list(self, query: TicketQuery) -> list[Ticket]:

@@ -11,6 +11,7 @@ streaming included. Upstream failures become 502/504 and are recorded on a ticke
 from __future__ import annotations
 
 import fnmatch
+import sys
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -29,6 +30,8 @@ from tickethub.llm.port import Completion, ToolCall
 from tickethub.server.runtime import HubRuntime
 from tickethub.services.conversations_openai import OpenAIConversations, Refusal
 from tickethub.services.waiting import wait_resolved
+
+JSON = "application/json"
 
 
 class ToolPolicy:
@@ -57,11 +60,12 @@ class ProxyDoor:
         return any(fnmatch.fnmatchcase(model, p) for p in self._patterns)
 
     async def respond(self, actor: Actor, request: ChatRequest, body: dict[str, Any],
-                      timeout: float) -> Response:
+                      raw: bytes, timeout: float) -> Response:
+        """Answer ``request`` (``body`` as parsed, ``raw`` as received)."""
         gated = any(self._policy.gates(t.function.name) for t in request.tools or ())
         try:
             if not gated:
-                return await (self._stream(body) if request.stream else self._forward(body))
+                return await (self._stream(raw) if request.stream else self._forward(raw))
             return await self._gate(actor, request, body, timeout)
         except UpstreamError as exc:
             ticket = await call(self._conversations.record_upstream_failure, actor,
@@ -73,29 +77,30 @@ class ProxyDoor:
 
     # -- pass-through --------------------------------------------------------------------
 
-    async def _forward(self, body: dict[str, Any]) -> Response:
-        reply = await self._upstream.create(body)
-        return JSONResponse(reply.body, status_code=reply.status)
+    async def _forward(self, raw: bytes) -> Response:
+        reply = await self._upstream.send(raw)
+        return Response(reply.content, status_code=reply.status, media_type=JSON)
 
-    async def _stream(self, body: dict[str, Any]) -> Response:
+    async def _stream(self, raw: bytes) -> Response:
         """Relay the upstream's event stream byte for byte. The upstream is opened before
         the response starts, so an unreachable upstream is still a plain 502/504."""
-        context = self._upstream.stream(body)
+        context = self._upstream.stream(raw)
         upstream = await context.__aenter__()
-        if upstream.status_code >= 400:
-            content = await upstream.aread()
-            await context.__aexit__(None, None, None)
-            return Response(content, status_code=upstream.status_code,
-                            media_type=upstream.headers.get("content-type", "application/json"))
+        if upstream.status >= 400:
+            try:
+                content = await upstream.read()
+            finally:
+                await context.__aexit__(None, None, None)
+            return Response(content, status_code=upstream.status, media_type=JSON)
 
         async def relay() -> AsyncIterator[bytes]:
             try:
-                async for piece in upstream.aiter_raw():
+                async for piece in upstream.aiter_bytes():
                     yield piece
-            except UpstreamError as exc:  # pragma: no cover - mid-stream failure
+            except UpstreamError as exc:  # the upstream broke off mid-stream
                 yield b"data: " + error_response(exc.status, exc.detail, exc.code).body + b"\n\n"
             finally:
-                await context.__aexit__(None, None, None)
+                await context.__aexit__(*sys.exc_info())
 
         return sse_response(relay())
 
@@ -106,10 +111,11 @@ class ProxyDoor:
         plain = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
         reply = await self._upstream.create(plain)
         if reply.status >= 400:
-            return JSONResponse(reply.body, status_code=reply.status)
-        completion = completion_of(reply.body)
+            return Response(reply.content, status_code=reply.status, media_type=JSON)
+        upstream_body = reply.body
+        completion = completion_of(upstream_body)
         if not any(self._policy.gates(c.name) for c in completion.tool_calls):
-            return self._send(request, reply.body, completion)
+            return self._send(request, upstream_body, completion)
         ticket = await call(self._conversations.open_tool_approval, actor, request.model,
                             request.wire_messages(), completion.tool_calls,
                             request.wire_tools())
@@ -125,16 +131,16 @@ class ProxyDoor:
                 return Refusal(f"no person decided within {timeout:g} s", "timeout")
             if isinstance(outcome, Refusal):
                 return outcome
-            return self._approved(reply.body, completion, outcome)
+            return self._approved(upstream_body, completion, outcome)
 
         if request.stream:
-            cid = str(reply.body.get("id") or completion_id())
+            cid = str(upstream_body.get("id") or completion_id())
 
             def emit(result: tuple[dict[str, Any], Completion] | Refusal) -> list[dict[str, Any]]:
                 if isinstance(result, Refusal):
                     if self._on_reject == "error":
                         return [self._refusal_error(result)]
-                    result = self._refused(reply.body, completion, result)
+                    result = self._refused(upstream_body, completion, result)
                 return chunks_of(cid, request.model, result[1],
                                  include_usage=request.include_usage)
 
@@ -145,7 +151,7 @@ class ProxyDoor:
             if self._on_reject == "error":
                 return JSONResponse(self._refusal_error(result), status_code=403,
                                     headers=headers)
-            result = self._refused(reply.body, completion, result)
+            result = self._refused(upstream_body, completion, result)
         return JSONResponse(result[0], headers=headers)
 
     def _send(self, request: ChatRequest, body: dict[str, Any], completion: Completion

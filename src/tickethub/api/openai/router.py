@@ -9,9 +9,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import ValidationError
 
-from tickethub.api.deps import current_actor
 from tickethub.api.openai.errors import OpenAIRoute
-from tickethub.api.openai.gateway import Gateway, gateway
+from tickethub.api.openai.gateway import Gateway, caller, gateway
 from tickethub.api.openai.human import HUMAN, is_human
 from tickethub.api.openai.schemas import ChatRequest
 from tickethub.domain.actors import Actor
@@ -19,7 +18,7 @@ from tickethub.errors import BadRequest, MalformedJSON, NotFound
 
 router = APIRouter(prefix="/v1", tags=["openai"], route_class=OpenAIRoute)
 
-Me = Annotated[Actor, Depends(current_actor)]
+Me = Annotated[Actor, Depends(caller)]
 Gate = Annotated[Gateway, Depends(gateway)]
 
 MODE_HEADER = "x-tickethub-mode"
@@ -27,7 +26,7 @@ TIMEOUT_HEADER = "x-tickethub-timeout"
 CONVERSATION_HEADER = "x-tickethub-conversation"
 
 
-async def _body(request: Request) -> tuple[dict[str, Any], ChatRequest]:
+async def _body(request: Request) -> tuple[bytes, dict[str, Any], ChatRequest]:
     raw = await request.body()
     try:
         body = json.loads(raw)
@@ -37,7 +36,7 @@ async def _body(request: Request) -> tuple[dict[str, Any], ChatRequest]:
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object", field="body")
     try:
-        return body, ChatRequest.model_validate(body)
+        return raw, body, ChatRequest.model_validate(body)
     except ValidationError as exc:
         first = exc.errors()[0]
         param = ".".join(str(p) for p in first["loc"]) or "body"
@@ -64,7 +63,7 @@ async def chat_completions(request: Request, me: Me, gate: Gate) -> Response:
     """Model ``human`` or ``human:<label>`` asks a person through a ticket (headers
     ``X-Tickethub-Mode: block|handoff``, ``X-Tickethub-Timeout``,
     ``X-Tickethub-Conversation``); any other model goes to the configured upstream."""
-    body, chat = await _body(request)
+    raw, body, chat = await _body(request)
     settings = gate.hub.settings
     if is_human(chat.model):
         mode = request.headers.get(MODE_HEADER, settings.openai_default_mode).strip().lower()
@@ -80,7 +79,7 @@ async def chat_completions(request: Request, me: Me, gate: Gate) -> Response:
     if gate.proxy is None or not gate.proxy.serves(chat.model):
         raise _unknown_model(chat.model)
     return await gate.proxy.respond(
-        me, chat, body, _timeout(request, settings.upstream_approval_seconds))
+        me, chat, body, raw, _timeout(request, settings.upstream_approval_seconds))
 
 
 class InvalidValue(BadRequest):
