@@ -56,8 +56,8 @@ async def _person(url: str, token: str, ready: asyncio.Event) -> list[str]:
         async for event in hub.stream_events(since=since):
             if event.type != "message.posted" or event.data.get("via") != "agent-protocol":
                 continue
-            message = [m for m in await hub.messages(event.ticket_id)
-                       if m.id == event.data["message_id"]][0]
+            message = next(m for m in await hub.messages(event.ticket_id)
+                           if m.id == event.data["message_id"])
             answered.append(message.body)
             if len(answered) < 3:
                 await hub.post(event.ticket_id, f"did {message.body}")
