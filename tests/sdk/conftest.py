@@ -4,6 +4,7 @@ tests, and clients for each role."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+
 import pytest
 
 from tickethub.sdk import Hub

@@ -72,7 +72,7 @@ class Failure(click.ClickException):
                  exit_code: int = ERROR) -> None:
         super().__init__(detail)
         self.line = error_line(detail, code, field)
-        self.exit_code = exit_code
+        self.exit_code = exit_code  # type: ignore[misc]  # click reads it per instance
 
     @classmethod
     def of(cls, exc: HubError | TickethubError) -> Failure:

@@ -8,7 +8,7 @@ import asyncio
 import builtins
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import httpx
 
@@ -17,6 +17,8 @@ from tickethub.sdk.calls import When
 from tickethub.sdk.config import HubConfig
 from tickethub.sdk.flows import Emit, Flow, Open, ReadLine, Send, Sleep
 from tickethub.sdk.models import Event, Message, Ticket, TokenInfo, TreeNode
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -92,10 +94,10 @@ class AsyncHub(HubConfig):
             if stream is not None:
                 await stream.aclose()
 
-    async def _run(self, flow: Flow[Any]) -> Any:
+    async def _run(self, flow: Flow[T]) -> T:
         loop = self._loop(flow, result=True)
         try:
-            return (await anext(loop)).value
+            return cast(T, (await anext(loop)).value)
         finally:
             await loop.aclose()  # type: ignore[attr-defined]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import httpx
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from tickethub.sdk.async_client import AsyncHub
     from tickethub.sdk.client import Hub
 
+T = TypeVar("T")
 API = "/api/v1"
 _NO_BODY = object()
 
@@ -30,12 +31,12 @@ When = datetime | str | timedelta
 
 
 @dataclass(frozen=True)
-class Call:
+class Call(Generic[T]):
     """One HTTP request and the function that turns its (successful) reply into a value."""
 
     method: str
     path: str
-    parse: Callable[[httpx.Response], Any]
+    parse: Callable[[httpx.Response], T]
     params: dict[str, Any] = field(default_factory=dict)
     json: Any = _NO_BODY
     headers: dict[str, str] = field(default_factory=dict)
@@ -104,7 +105,7 @@ class Endpoints:
             labels: Iterable[str] = (), parent_id: int | None = None,
             assignee: str | None = None, due_at: When | None = None,
             response_schema: dict[str, Any] | None = None, proposal: Any = None,
-            refs: dict[str, Any] | None = None, idempotency_key: str | None = None) -> Call:
+            refs: dict[str, Any] | None = None, idempotency_key: str | None = None) -> Call[Ticket]:
         payload: dict[str, Any] = {"title": title, "body": body, "kind": kind,
                                    "labels": list(labels)}
         optional = {"parent_id": parent_id, "assignee": assignee,
@@ -114,62 +115,65 @@ class Endpoints:
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         return Call("POST", f"{API}/tickets", self.ticket, json=payload, headers=headers)
 
-    def get(self, ticket_id: int) -> Call:
+    def get(self, ticket_id: int) -> Call[Ticket]:
         return Call("GET", f"{API}/tickets/{int(ticket_id)}", self.ticket)
 
-    def list(self, *, status: str | Iterable[str] | None = None, kind: str | None = None,
+    def tickets(self, *, status: str | Iterable[str] | None = None, kind: str | None = None,
              label: str | None = None, assignee: str | None = None,
              parent_id: int | None = None, created_by: str | None = None,
              q: str | None = None, ref: str | None = None, cursor: str | None = None,
-             limit: int = 50) -> Call:
+             limit: int = 50) -> Call[tuple[list[Ticket], str | None]]:
         statuses = [status] if isinstance(status, str) else list(status or ())
         return Call("GET", f"{API}/tickets", self.ticket_page, params={
             "status": statuses, "kind": kind, "label": label, "assignee": assignee,
             "parent_id": parent_id, "created_by": created_by, "q": q, "ref": ref,
             "cursor": cursor, "limit": limit})
 
-    def tree(self, ticket_id: int, depth: int = 3) -> Call:
+    def tree(self, ticket_id: int, depth: int = 3) -> Call[TreeNode]:
         return Call("GET", f"{API}/tickets/{int(ticket_id)}/tree",
                     lambda r: TreeNode.from_json(self._json(r), self._hub),
                     params={"depth": depth})
 
-    def messages(self, ticket_id: int) -> Call:
+    def messages(self, ticket_id: int) -> Call[list[Message]]:
         return Call("GET", f"{API}/tickets/{int(ticket_id)}/messages",
                     lambda r: [Message.from_json(m) for m in self._json(r)])
 
-    def post(self, ticket_id: int, body: str, data: Any = None) -> Call:
+    def post(self, ticket_id: int, body: str, data: Any = None) -> Call[Message]:
         payload: dict[str, Any] = {"body": body}
         if data is not None:
             payload["data"] = data
         return Call("POST", f"{API}/tickets/{int(ticket_id)}/messages",
                     lambda r: Message.from_json(self._json(r)), json=payload)
 
-    def _change(self, ticket_id: int, action: str, payload: dict[str, Any]) -> Call:
+    def _change(self, ticket_id: int, action: str, payload: dict[str, Any]
+                ) -> Call[Ticket]:
         return Call("POST", f"{API}/tickets/{int(ticket_id)}/{action}", self.ticket,
                     json=payload)
 
-    def answer(self, ticket_id: int, text: str | None = None, data: Any = None) -> Call:
+    def answer(self, ticket_id: int, text: str | None = None, data: Any = None
+               ) -> Call[Ticket]:
         return self._change(ticket_id, "answer", {"text": text, "data": data})
 
-    def approve(self, ticket_id: int, comment: str | None = None, edited: Any = None) -> Call:
+    def approve(self, ticket_id: int, comment: str | None = None, edited: Any = None
+                ) -> Call[Ticket]:
         return self._change(ticket_id, "approve", {"comment": comment, "edited": edited})
 
-    def deny(self, ticket_id: int, reason: str | None = None) -> Call:
+    def deny(self, ticket_id: int, reason: str | None = None) -> Call[Ticket]:
         return self._change(ticket_id, "deny", {"reason": reason})
 
     def transition(self, ticket_id: int, to: str, until: When | None = None,
-                   reason: str | None = None) -> Call:
+                   reason: str | None = None) -> Call[Ticket]:
         return self._change(ticket_id, "transition",
                             {"to": to, "until": iso(until, "until"), "reason": reason})
 
-    def assign(self, ticket_id: int, who: str | None) -> Call:
+    def assign(self, ticket_id: int, who: str | None) -> Call[Ticket]:
         return self._change(ticket_id, "assign", {"assignee": who})
 
     def label(self, ticket_id: int, add: Iterable[str] = (), remove: Iterable[str] = ()
-              ) -> Call:
+              ) -> Call[Ticket]:
         return self._change(ticket_id, "labels", {"add": list(add), "remove": list(remove)})
 
-    def wait(self, ticket_id: int, seconds: float) -> Call:
+    def wait(self, ticket_id: int, seconds: float) -> Call[Ticket]:
         # The read timeout leaves the server room to answer at the end of the poll.
         return Call("GET", f"{API}/tickets/{int(ticket_id)}/wait", self.ticket,
                     params={"timeout": round(seconds, 3)}, read_timeout=seconds + 15)
@@ -177,12 +181,13 @@ class Endpoints:
     # -- events ------------------------------------------------------------------------
 
     def events(self, since: int, *, ticket_id: int | None = None, subtree: int | None = None,
-               limit: int = 100) -> Call:
+               limit: int = 100) -> Call[tuple[list[Event], int]]:
         return Call("GET", f"{API}/events", self.event_page, params={
             "since": since, "ticket_id": ticket_id, "subtree": subtree, "limit": limit})
 
     def event_stream(self, since: int, *, resume: bool, ticket_id: int | None = None,
-                     subtree: int | None = None, read_timeout: float = 60.0) -> Call:
+                     subtree: int | None = None, read_timeout: float = 60.0
+                     ) -> Call[httpx.Response]:
         """The SSE request: a first connection sends ``since``, a reconnection sends
         ``Last-Event-ID`` (the seq of the last event received), as browsers do."""
         params: dict[str, Any] = {"ticket_id": ticket_id, "subtree": subtree}
@@ -194,21 +199,21 @@ class Endpoints:
         return Call("GET", f"{API}/events/stream", self.check, params=params,
                     headers=headers, read_timeout=read_timeout)
 
-    def health(self) -> Call:
+    def health(self) -> Call[dict[str, Any]]:
         return Call("GET", "/healthz", self._json)
 
     # -- who and tokens ------------------------------------------------------------------
 
-    def me(self) -> Call:
+    def me(self) -> Call[dict[str, Any]]:
         return Call("GET", f"{API}/me", self._json)
 
-    def create_token(self, role: str, name: str) -> Call:
-        return Call("POST", f"{API}/tokens", lambda r: self._json(r)["token"],
+    def create_token(self, role: str, name: str) -> Call[str]:
+        return Call("POST", f"{API}/tokens", lambda r: str(self._json(r)["token"]),
                     json={"role": role, "name": name})
 
-    def tokens(self) -> Call:
+    def tokens(self) -> Call[list[TokenInfo]]:
         return Call("GET", f"{API}/tokens",
                     lambda r: [TokenInfo.from_json(t) for t in self._json(r)])
 
-    def revoke_token(self, token_id: int) -> Call:
+    def revoke_token(self, token_id: int) -> Call[None]:
         return Call("DELETE", f"{API}/tokens/{int(token_id)}", self._nothing)

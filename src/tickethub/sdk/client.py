@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import httpx
 
@@ -18,6 +18,8 @@ from tickethub.sdk.calls import When
 from tickethub.sdk.config import HubConfig
 from tickethub.sdk.flows import Emit, Flow, Open, ReadLine, Send, Sleep
 from tickethub.sdk.models import Event, Message, Ticket, TokenInfo, TreeNode
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -97,9 +99,9 @@ class Hub(HubConfig):
             if stream is not None:
                 stream.close()
 
-    def _run(self, flow: Flow[Any]) -> Any:
+    def _run(self, flow: Flow[T]) -> T:
         with closing(self._loop(flow, result=True)) as loop:  # type: ignore[type-var]
-            return next(loop).value
+            return cast(T, next(loop).value)
 
     # -- tickets -------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ T = TypeVar("T")
 class Send:
     """Send ``call``; the result is its ``httpx.Response`` (body read)."""
 
-    call: Call
+    call: Call[Any]
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Open:
     """Send ``call`` as a stream; the result is the response with the body unread
     (read when status >= 400). The driver closes it on the next ``Open`` or at the end."""
 
-    call: Call
+    call: Call[Any]
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class Backoff:
         return base * (1 - self.jitter * rng())
 
 
-def request(call: Call) -> Flow[Any]:
+def request(call: Call[T]) -> Flow[T]:
     """Send one call and parse the reply; any failure raises a :class:`HubError`."""
     try:
         response = yield Send(call)
@@ -88,7 +88,7 @@ def request(call: Call) -> Flow[Any]:
     return call.parse(response)
 
 
-def _attempt(call: Call) -> Flow[tuple[Any, HubError | None]]:
+def _attempt(call: Call[T]) -> Flow[tuple[T | None, HubError | None]]:
     """Like :func:`request`, but a failure worth retrying (no response, 429, 502-504) is
     returned as ``(None, error)`` instead of raised."""
     try:
@@ -137,7 +137,7 @@ def wait(api: Endpoints, ticket_id: int, timeout: float | None, poll_seconds: fl
             yield Sleep(delay if remaining is None else min(delay, remaining))
 
 
-def ask_and_wait(api: Endpoints, ask: Call, timeout: float | None, poll_seconds: float,
+def ask_and_wait(api: Endpoints, ask: Call[Ticket], timeout: float | None, poll_seconds: float,
                  backoff: Backoff) -> Flow[Ticket]:
     ticket: Ticket = yield from request(ask)
     return (yield from wait(api, ticket.id, timeout, poll_seconds, backoff))
@@ -147,7 +147,7 @@ def tickets(api: Endpoints, filters: dict[str, Any], limit: int) -> Flow[None]:
     """Emit every ticket matching ``filters``, following ``next_cursor`` page by page."""
     cursor = None
     while True:
-        items, cursor = yield from request(api.list(**filters, cursor=cursor, limit=limit))
+        items, cursor = yield from request(api.tickets(**filters, cursor=cursor, limit=limit))
         for item in items:
             yield Emit(item)
         if not cursor:

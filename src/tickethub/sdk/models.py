@@ -11,8 +11,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tickethub.sdk.client import Hub
     from tickethub.sdk.async_client import AsyncHub
+    from tickethub.sdk.client import Hub
 
 #: Statuses in which a ticket still waits for someone (``wait`` keeps waiting).
 WAITING_STATUSES = frozenset({"open", "in_progress", "deferred"})
