@@ -3,6 +3,7 @@ the native API's problem+json untouched."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -138,3 +139,28 @@ async def test_only_configured_models_go_upstream(hub: Hub) -> None:
     assert [m.id for m in (await client.models.list()).data] == ["human", "gpt-test"]
     with pytest.raises(openai.NotFoundError):
         await client.chat.completions.create(model="other-model", messages=USER)
+
+
+async def _revoke(hub: Hub, token: str) -> None:
+    admin = {"Authorization": "Bearer th_admin_" + "x" * 40}
+    async with httpx.AsyncClient(base_url=hub.url, headers=admin) as c:
+        [record] = [t for t in (await c.get("/api/v1/tokens")).json()
+                    if token.startswith(t["prefix"]) and t["name"] == "agent-1"]
+        assert (await c.delete(f"/api/v1/tokens/{record['id']}")).status_code == 204
+
+
+@pytest.mark.hub(openai_auth_cache_seconds=0)
+async def test_a_revoked_key_is_refused_at_once_without_the_cache(hub: Hub) -> None:
+    assert (await sdk(hub).models.list()).data[0].id == "human"
+    await _revoke(hub, hub.agent)
+    with pytest.raises(openai.AuthenticationError):
+        await sdk(hub).models.list()
+
+
+@pytest.mark.hub(openai_auth_cache_seconds=0.5)
+async def test_a_revoked_key_stops_working_within_the_cache_time(hub: Hub) -> None:
+    await sdk(hub).models.list()
+    await _revoke(hub, hub.agent)
+    await asyncio.sleep(0.6)
+    with pytest.raises(openai.AuthenticationError):
+        await sdk(hub).models.list()
