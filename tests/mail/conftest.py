@@ -9,9 +9,9 @@ import subprocess
 import sys
 import tarfile
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import format_datetime
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest

@@ -12,7 +12,7 @@ from tickethub.mail.quotes import own_text
      "Thanks, that worked."),
     ("Danke, das hat geholfen.\n\nAm 01.01.2024 um 10:00 schrieb Bob:\n> versuch es\n",
      "Danke, das hat geholfen."),
-    ("谢谢，问题解决了。\n\n在 2024年1月1日 写道：\n> 试试重启\n", "谢谢，问题解决了。"),
+    ("谢谢\uff0c问题解决了。\n\n在 2024年1月1日 写道\uff1a\n> 试试重启\n", "谢谢\uff0c问题解决了。"),
     ("Merci, ça marche.\n\nLe lun. 1 janv. 2024, Bob a écrit :\n> essaie\n", "Merci, ça marche."),
     ("Bob wrote:\n> a\nThat did not help.\n> b\nStill broken.\n",
      "That did not help.\nStill broken."),

@@ -68,5 +68,5 @@ def test_subject_merge_of_a_reply_that_lost_its_references() -> None:
 
 def test_subjects() -> None:
     assert base_subject("Re: [ILUG] RE: AW: sysctl.conf") == "sysctl.conf"
-    assert base_subject("回复：你好") == "你好"
+    assert base_subject("回复\uff1a你好") == "你好"
     assert is_reply_subject("[SAtalk] Re: x") and not is_reply_subject("[SAtalk] x")

@@ -214,6 +214,7 @@ def decode_part(part: EmailMessage, defects: list[str]) -> str:
     if not isinstance(payload, bytes):
         return str(payload)
     charset = (part.get_content_charset() or "us-ascii").strip().strip('"').lower()
+    charset = _SUPERSETS.get(charset, charset)
     try:
         codecs.lookup(charset)
     except LookupError:
@@ -221,13 +222,30 @@ def decode_part(part: EmailMessage, defects: list[str]) -> str:
         charset = "utf-8"
     try:
         return payload.decode(charset)
-    except (UnicodeDecodeError, LookupError):
-        if charset not in ("utf-8", "us-ascii"):
-            defects.append(f"WrongCharset:{charset[:40]}")
+    except UnicodeDecodeError:
+        pass
+    if charset not in ("utf-8", "us-ascii", "ascii"):
         try:
-            return payload.decode("utf-8")
+            text = payload.decode("utf-8")
+            defects.append(f"WrongCharset:{charset[:40]}")
+            return text
         except UnicodeDecodeError:
-            return payload.decode("latin-1")
+            pass
+    defects.append(f"UndecodableBytes:{charset[:40]}")
+    if charset in ("us-ascii", "ascii"):  # undeclared 8-bit: most often UTF-8, else Latin-1
+        charset = "utf-8" if _mostly_utf8(payload) else "cp1252"
+    return payload.decode(charset, errors="replace")
+
+
+# Mail that declares a charset often uses its common superset (Outlook, old Chinese mail).
+_SUPERSETS = {"gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030",
+              "iso-8859-1": "cp1252", "latin1": "cp1252", "ks_c_5601-1987": "cp949",
+              "shift_jis": "cp932", "euc-kr": "cp949", "iso-8859-8-i": "iso-8859-8"}
+
+
+def _mostly_utf8(payload: bytes) -> bool:
+    text = payload.decode("utf-8", errors="replace")
+    return text.count("\ufffd") * 20 < max(1, sum(1 for b in payload if b > 127))
 
 
 def _body(msg: EmailMessage, defects: list[str]) -> tuple[str, bool, list[Attachment]]:

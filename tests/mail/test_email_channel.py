@@ -1,0 +1,160 @@
+"""Email as an answer channel, against the real SMTP and IMAP servers: a notification goes
+to the assignee through the delivery worker; their reply answers the ticket; a forged
+reply that copies the subject, or replays someone else's token, does not."""
+
+from __future__ import annotations
+
+import asyncio
+import email
+import imaplib
+import smtplib
+import time
+import uuid
+from email.message import EmailMessage
+from email.policy import default
+
+import pytest
+
+from tests.mail.conftest import MailServers
+from tickethub.channels.email import EmailChannel, ReplyReader, SmtpSender
+from tickethub.domain.actors import Actor, ActorKind, Role
+from tickethub.domain.status import Kind
+from tickethub.domain.tickets import TicketDraft
+from tickethub.mail.build import make_pipeline
+from tickethub.mail.extractors.rules import RulesExtractor
+from tickethub.mail.imap import ImapMailbox, ImapURL
+from tickethub.mail.parse import parse_mail
+from tickethub.mail.reply_token import sign, verified_ticket
+from tickethub.mail.sources import RawMail
+from tickethub.server.runtime import HubRuntime
+from tickethub.store.mail_store import SqlMailState
+
+KEY = b"k" * 32
+AGENT = Actor("deploy-bot", Role.AGENT, ActorKind.AGENT)
+
+
+def fetch_all(servers: MailServers, user: str) -> list[EmailMessage]:
+    client = imaplib.IMAP4(servers.imap_host, servers.imap_port)
+    client.login(user, servers.password)
+    client.select("INBOX", readonly=True)
+    _, data = client.search(None, "ALL")
+    found = []
+    for num in data[0].split():
+        _, parts = client.fetch(num, "(BODY.PEEK[])")
+        found.append(email.message_from_bytes(parts[0][1], policy=default))
+    client.logout()
+    return found  # type: ignore[return-value]
+
+
+def wait_for_mail(servers: MailServers, user: str, timeout: float = 20) -> EmailMessage:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            found = fetch_all(servers, user)
+        except imaplib.IMAP4.error:
+            found = []  # the SMTP server adds a new user; Dovecot sees it within a second
+        if found:
+            return found[-1]
+        time.sleep(0.3)
+    raise AssertionError(f"no mail for {user}")
+
+
+def send(servers: MailServers, message: EmailMessage) -> None:
+    with smtplib.SMTP(servers.smtp_host, servers.smtp_port, timeout=10) as smtp:
+        smtp.send_message(message)
+
+
+def reply_to(notification: EmailMessage, sender: str, text: str, to: str | None = None,
+             with_token: bool = True) -> EmailMessage:
+    reply = EmailMessage()
+    reply["From"] = sender
+    reply["To"] = to or (str(notification["Reply-To"]) if with_token else "hub@localhost")
+    reply["Subject"] = "Re: " + str(notification["Subject"])
+    reply["Message-ID"] = f"<r-{uuid.uuid4().hex}@example.org>"
+    if with_token:
+        reply["In-Reply-To"] = str(notification["Message-ID"])
+        reply["References"] = str(notification["Message-ID"])
+    quoted = "\n".join("> " + line for line in notification.get_content().splitlines())
+    reply.set_content(f"{text}\n\nOn Mon, the hub wrote:\n{quoted}\n")
+    return reply
+
+
+async def test_notification_and_reply_round_trip(mail_servers: MailServers,
+                                                 runtime: HubRuntime) -> None:
+    person = f"p{uuid.uuid4().hex[:8]}"
+    address = f"{person}@{mail_servers.domain}"
+    hub_box = f"h{uuid.uuid4().hex[:8]}"
+    channel = EmailChannel(
+        runtime.tickets, SmtpSender(mail_servers.smtp_host, mail_servers.smtp_port), key=KEY,
+        mail_from=f"{hub_box}@{mail_servers.domain}", reply_domain=mail_servers.domain,
+        notify={}, public_url="http://hub.example")
+    runtime.add_channel(channel)
+    async with runtime.running():
+        await asyncio.sleep(0.3)  # the channel's first round starts at the end of the log
+        ticket, _ = runtime.tickets.ask(AGENT, TicketDraft(
+            Kind.QUESTION, "Which region for the new cluster?", body="eu or us?",
+            assignee=address))
+        notification = await asyncio.to_thread(wait_for_mail, mail_servers, person)
+    assert f"#{ticket.id}" in str(notification["Subject"])
+    assert str(notification["X-Tickethub-Token"]) == sign(KEY, ticket.id, address)
+    assert str(notification["Reply-To"]).startswith("reply+")
+
+    # the assignee replies (to the signed reply address, which lands in the hub's box),
+    # and a forger copies the subject, and another person replays the assignee's token
+    hub_address = f"{hub_box}@{mail_servers.domain}"
+    good = reply_to(notification, address, "Use eu-west-1 please.", to=hub_address)
+    good["X-Tickethub-Token"] = str(notification["X-Tickethub-Token"])
+    forged = reply_to(notification, "mallory@evil.example", "Use us-east-1.",
+                      to=hub_address, with_token=False)
+    replayed = reply_to(notification, "mallory@evil.example", "Use ap-south-1.",
+                        to=hub_address)
+    for message in (forged, replayed, good):
+        await asyncio.to_thread(send, mail_servers, message)
+    await asyncio.to_thread(wait_for_mail, mail_servers, hub_box)
+    await asyncio.sleep(1.5)  # all three delivered
+
+    reader = ReplyReader(runtime.tickets, key=KEY, responders={}, notify={})
+    pipeline = make_pipeline(runtime, RulesExtractor(), reply_handler=reader.handle)
+    box = ImapMailbox(ImapURL.parse(f"imap://{hub_box}@{mail_servers.imap_host}:"
+                                    f"{mail_servers.imap_port}/INBOX"),
+                      mail_servers.password, SqlMailState(runtime.store), runtime.clock)
+
+    async def process(raw: RawMail) -> str:
+        return await pipeline.process(box.name, raw.key, raw.raw)
+
+    await box.run(process)
+    box.close()
+    assert pipeline.summary.counts["read"] == 3
+    assert pipeline.summary.counts["replies"] == 1
+    answered = runtime.tickets.get(ticket.id)
+    assert answered.status.value == "answered"
+    assert answered.answer is not None
+    assert answered.answer.text == "Use eu-west-1 please."  # the quote is stripped
+    assert answered.answer.by == address and answered.answer.via == "email"
+    texts = " ".join(m.body for m in runtime.tickets.messages(ticket.id))
+    assert "us-east-1" not in texts and "ap-south-1" not in texts
+
+
+def test_reply_tokens_bind_ticket_and_recipient() -> None:
+    token = sign(KEY, 12, "Ann@Example.org")
+    assert verified_ticket(KEY, "ann@example.org", f"reply+{token}@hub") == 12
+    assert verified_ticket(KEY, "bob@example.org", f"reply+{token}@hub") is None
+    forged = token.replace(token[-3:], "aaa") if not token.endswith("aaa") else token[:-3] + "bbb"
+    assert verified_ticket(KEY, "ann@example.org", forged) is None
+    assert verified_ticket(b"other-key" * 4, "ann@example.org", token) is None
+    assert verified_ticket(KEY, "ann@example.org", f"<th.{token}.abc@hub>") == 12
+
+
+@pytest.mark.parametrize("responders, sender, answered", [
+    ({"boss@example.org": "boss"}, "boss@example.org", True),  # a configured responder
+    ({}, "boss@example.org", False),  # a valid token, but not an authorized address
+])
+def test_only_authorized_addresses_answer(runtime: HubRuntime, responders: dict[str, str],
+                                          sender: str, answered: bool) -> None:
+    ticket, _ = runtime.tickets.ask(AGENT, TicketDraft(Kind.QUESTION, "Ship it?",
+                                                       assignee="ops@example.org"))
+    raw = (f"From: {sender}\nTo: reply+{sign(KEY, ticket.id, sender)}@hub.example\n"
+           f"Subject: Re: Ship it?\nMessage-ID: <a-{uuid.uuid4().hex}@x>\n\nYes, ship it.\n")
+    reader = ReplyReader(runtime.tickets, key=KEY, responders=responders, notify={})
+    assert reader.handle(parse_mail(raw.encode())) is answered
+    assert (runtime.tickets.get(ticket.id).status.value == "answered") is answered
