@@ -176,6 +176,7 @@ class AsyncHub(HubConfig):
 
     def stream_events(self, since: int | None = None, ticket_id: int | None = None,
                       subtree: int | None = None) -> AsyncIterator[Event]:
+        """Without ``since``, starts at the end of the log when first iterated."""
         return self._loop(flows.event_stream(self._api, since, ticket_id, subtree,
                                              self.backoff), result=False)
 

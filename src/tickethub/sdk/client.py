@@ -204,6 +204,8 @@ class Hub(HubConfig):
         """Live events (Server-Sent Events) from ``since`` (default: now), forever;
         reconnects after drops and hub restarts, resuming with ``Last-Event-ID``.
         Break out of the loop (or ``close()`` the iterator) to stop."""
+        if since is None:  # "now" is the moment of this call, not of the first next()
+            since = int(self.health()["last_seq"])
         return self._loop(flows.event_stream(self._api, since, ticket_id, subtree,
                                              self.backoff), result=False)
 
