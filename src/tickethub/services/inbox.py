@@ -28,6 +28,7 @@ Sort = Literal["newest", "urgent"]
 VIEWS: tuple[View, ...] = ("team", "me", "all")
 SORTS: tuple[Sort, ...] = ("newest", "urgent")
 MAX_LIMIT = 200
+COUNT_CAP = 1000  # beyond this the inbox says "1000+"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +104,10 @@ class InboxPage:
     total: int
     query: InboxQuery = field(repr=False)
 
+    @property
+    def total_text(self) -> str:
+        return f"{COUNT_CAP}+" if self.total > COUNT_CAP else str(self.total)
+
 
 class InboxReader(Protocol):
     """The read port (adapter: ``store/inbox_queries.py``)."""
@@ -111,8 +116,9 @@ class InboxReader(Protocol):
         """Up to ``query.limit`` matching tickets after ``query.cursor``, in sort order."""
         ...
 
-    def count(self, query: InboxQuery) -> int:
-        """How many tickets match, ignoring cursor and limit."""
+    def count(self, query: InboxQuery, cap: int) -> int:
+        """How many tickets match (ignoring cursor and limit), counting at most
+        ``cap + 1`` so a huge inbox costs no more than a full one."""
         ...
 
 
@@ -130,7 +136,7 @@ class InboxService:
         if len(rows) > query.limit and items:
             last = items[-1]
             next_cursor = Cursor(last.id, last.due_at).encode(query.sort)
-        return InboxPage(items, next_cursor, self._reader.count(query), query)
+        return InboxPage(items, next_cursor, self._reader.count(query, COUNT_CAP), query)
 
 
 def _fields(query: InboxQuery) -> dict[str, object]:

@@ -103,7 +103,7 @@ async def inbox_stream(request: Request, me: Me) -> Response:
                 continue
             if event.type is EventType.TICKET_CREATED:
                 if query.matches(ticket):
-                    html = fragment("_row.html", t=ticket, now=hub.clock.now())
+                    html = fragment("_row.html", "row", ticket, hub.clock.now())
                     out.append(sse("row", {"id": ticket.id, "html": html}, event.seq))
             else:
                 out.append(sse("status", {"id": ticket.id, "status": ticket.status.value,

@@ -66,6 +66,7 @@ def _make_env() -> Environment:
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # templates ship with the package; no stat() per render
     )
     env.filters["markdown"] = markdown
     env.filters["pretty"] = _pretty
@@ -87,5 +88,6 @@ def page(request: Request, template: str, context: dict[str, Any],
     return HTMLResponse(html, status_code=status_code, headers=SECURITY_HEADERS)
 
 
-def fragment(template: str, **context: Any) -> str:
-    return env.get_template(template).render(**context)
+def fragment(template: str, macro: str, *args: Any) -> str:
+    """The HTML of one macro (a row, a message) for a live update."""
+    return str(getattr(env.get_template(template).module, macro)(*args))

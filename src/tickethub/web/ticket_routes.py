@@ -219,7 +219,8 @@ async def ticket_stream(request: Request, ticket_id: int, me: Me) -> Response:
                 found = [m for m in messages if m.id == wanted] if wanted else messages[-1:]
                 if found:
                     data["message_id"] = found[0].id
-                    data["html"] = fragment("_message.html", m=found[0], now=hub.clock.now())
+                    data["html"] = fragment("_message.html", "message", found[0],
+                                            hub.clock.now())
             out.append(sse("change", data, event.seq))
         return out
 

@@ -58,7 +58,8 @@
       if (selected >= 0) selected += 1;
       fresh += 1;
       const empty = $("#empty"); if (empty) empty.remove();
-      const total = $("#total"); total.textContent = String(Number(total.textContent) + 1);
+      const total = $("#total");
+      if (/^\d+$/.test(total.textContent)) total.textContent = String(Number(total.textContent) + 1);
       document.title = `(${fresh}) ${baseTitle}`;
       $("#live-status").textContent = `${fresh} new ticket${fresh === 1 ? "" : "s"}`;
     });
@@ -141,7 +142,12 @@
   }
   $$("form[novalidate]").forEach((form) => {
     const fields = () => $$("input[id], textarea[id], select[id]", form).filter((el) => el.dataset.type || el.dataset.required);
-    fields().forEach((el) => el.addEventListener("blur", () => check(el)));
+    // Re-check while typing once a field shows an error, so fixing it clears the message
+    // right away (and the layout does not jump under the pointer at the next click).
+    fields().forEach((el) => {
+      el.addEventListener("change", () => check(el));
+      el.addEventListener("input", () => { if (el.getAttribute("aria-invalid")) check(el); });
+    });
     form.addEventListener("submit", (ev) => {
       const bad = fields().filter((el) => !check(el));
       if (bad.length) { ev.preventDefault(); bad[0].focus(); }
