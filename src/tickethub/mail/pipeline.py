@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tickethub.mail.apply import Applied, OperationApplier
-from tickethub.mail.extractors.base import Extractor, IssueView, MailContext
+from tickethub.mail.extractors.base import ExtractionFailed, Extractor, IssueView, MailContext
 from tickethub.mail.operations import Operation, rejection
 from tickethub.mail.parse import ParsedMail, UnreadableMail, parse_mail
 from tickethub.mail.threads import base_subject, is_reply_subject
@@ -90,6 +90,9 @@ class MailPipeline:
             return "replies"
         try:
             return await self._extract_and_apply(mail, mailbox)
+        except ExtractionFailed as exc:
+            return self._quarantine(mailbox, source_key, mail.message_id,
+                                    f"extractor {self.extractor.name}: {exc}", raw)
         except Exception as exc:
             log.exception("mail %s failed", mail.message_id)
             return self._quarantine(mailbox, source_key, mail.message_id,
@@ -163,13 +166,30 @@ class MailPipeline:
             if record is not None:
                 chain.extend(reversed(record.raised))
         elsewhere: tuple[IssueView, ...] = ()
-        if getattr(self.extractor, "wants_open_elsewhere", False):
-            elsewhere = self._open_elsewhere(set(raised))
+        ancestors: tuple[IssueView, ...] = ()
+        if getattr(self.extractor, "wants_tree_context", False):
+            ancestors = self._ancestors(issues)
+            elsewhere = self._open_elsewhere(set(raised) | {a.id for a in ancestors})
         return MailContext(
             thread_root=thread_root, root_issue=self.root_issue, thread_issues=issues,
             chain=tuple(dict.fromkeys(chain)), open_elsewhere=elsewhere, new_topic=new_topic,
             is_reply=bool(mail.parent_ids) or is_reply_subject(mail.subject),
+            ancestors=ancestors,
         )
+
+    def _ancestors(self, issues: tuple[IssueView, ...], cap: int = 4) -> tuple[IssueView, ...]:
+        """The ancestor path of the thread's issues (up to ``cap`` levels), root first."""
+        have = {i.id for i in issues}
+        found: dict[int, IssueView] = {}
+        for issue in issues:
+            parent, steps = issue.parent_id, 0
+            while parent is not None and parent not in have and steps < cap:
+                view = found.get(parent) or self._view(parent)
+                if view is None:
+                    break
+                found[parent] = view
+                parent, steps = view.parent_id, steps + 1
+        return tuple(sorted(found.values(), key=lambda v: v.depth))
 
     def _view(self, ticket_id: int) -> IssueView | None:
         try:

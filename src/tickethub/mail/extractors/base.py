@@ -55,6 +55,11 @@ class MailContext:
         return ids
 
 
+class ExtractionFailed(Exception):
+    """The extractor could not produce valid operations (e.g. a model that keeps replying
+    off-schema, or is unreachable); the mail is quarantined with this reason."""
+
+
 class Extractor(Protocol):
     """Turns one mail into operations. Must not change anything itself."""
 
