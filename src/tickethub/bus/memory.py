@@ -45,6 +45,12 @@ class InProcessBus:
     def unbind(self) -> None:
         self._loop = None
 
+    async def start(self) -> None:
+        """Hook for buses that connect to something; the in-process bus needs nothing."""
+
+    async def stop(self) -> None:
+        """Hook for buses that connect to something."""
+
     @property
     def waiter_count(self) -> int:
         return sum(len(futures) for futures in self._ticket_waiters.values())

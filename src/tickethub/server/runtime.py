@@ -55,7 +55,7 @@ class HubRuntime:
         self.engine = make_engine(settings.effective_database_url)
         upgrade(self.engine)
         self.store = SqlStore(self.engine)
-        self.bus = InProcessBus()
+        self.bus = self._make_bus()
         self.tickets = TicketService(self.store, self.clock, self.bus)
         self.events = EventService(self.store)
         self.auth = AuthService(self.store, self.clock, self.secrets)
@@ -89,6 +89,17 @@ class HubRuntime:
         ``running()``."""
         self.loops.append(start)
 
+    def _make_bus(self) -> InProcessBus:
+        """LISTEN/NOTIFY on PostgreSQL (so several hub processes wake each other's
+        waiters), else the in-process bus."""
+        choice = self.settings.bus
+        postgres = self.engine.dialect.name == "postgresql"
+        if choice == "postgres" or (choice == "auto" and postgres):
+            from tickethub.bus.postgres import PostgresBus
+
+            return PostgresBus(self.engine.url)
+        return InProcessBus()
+
     def add_channel(self, channel: Channel) -> None:
         """Register an outbound channel; call before ``running()``."""
         self.channels.append(channel)
@@ -99,6 +110,7 @@ class HubRuntime:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[HubRuntime]:
         self.bus.bind(asyncio.get_running_loop())
+        await self.bus.start()
         self.bus.last_seq = await asyncio.to_thread(self.events.last_seq)
         admin = self.settings.admin_token
         self.generated_admin_token = await asyncio.to_thread(
@@ -124,6 +136,7 @@ class HubRuntime:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
             self._tasks = []
+            await self.bus.stop()
             self.bus.unbind()
             await self.http.aclose()
 
