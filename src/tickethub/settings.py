@@ -46,6 +46,9 @@ class Settings(BaseSettings):
                                                 "delay.")
     delivery_timeout_seconds: float = Field(10.0, gt=0, description="Timeout of one "
                                             "outbound HTTP delivery.")
+    bus: str = Field("auto", pattern="^(auto|memory|postgres)$", description="How waiters "
+                     "are woken: memory (one process), postgres (LISTEN/NOTIFY, several hub "
+                     "processes on one database); auto picks postgres on PostgreSQL.")
     log_level: str = Field("info", description="debug, info, warning or error.")
 
     # -- OpenAI-compatible gateway (/v1) and MCP server (/mcp, `tickethub mcp`) ------------
@@ -98,6 +101,32 @@ class Settings(BaseSettings):
                                     description="The agent name anonymous Agent Protocol "
                                     "clients act as.")
 
+    # -- GitHub channel (channels/github, docs/github.md) --
+    github_token: SecretStr | None = Field(None, description="A GitHub token (PAT or "
+                                           "installation token); the channel runs when set.")
+    github_api_url: str = Field("https://api.github.com", description="GitHub's REST API; "
+                                "GitHub Enterprise Server: https://HOST/api/v3.")
+    github_webhook_secret: SecretStr | None = Field(None, description="Secret of the "
+                                                    "repository webhook to /hooks/github; "
+                                                    "unset: every delivery gets 401.")
+    github_app_id: str | None = Field(None, description="GitHub App id (instead of a token).")
+    github_app_private_key: SecretStr | None = Field(None, description="GitHub App private "
+                                                     "key (PEM).")
+    github_app_installation_id: int | None = Field(None, description="GitHub App "
+                                                   "installation id.")
+    github_write_interval_seconds: float = Field(1.0, ge=0, description="Least time between "
+                                                 "two writes to GitHub (one at a time).")
+    github_permission_ttl_seconds: float = Field(60.0, ge=0, description="How long a "
+                                                 "commenter's repository permission is cached.")
+    github_poll_seconds: float = Field(60.0, gt=0, description="Polling period for "
+                                       "repositories connected with --poll (GitHub's "
+                                       "X-Poll-Interval may make it longer).")
+    github_retry_inline_max_seconds: float = Field(10.0, ge=0, description="Rate-limit "
+                                                   "waits up to this long are slept in place; "
+                                                   "longer ones reschedule the delivery.")
+    github_backoff_seconds: float = Field(1.0, gt=0, description="First backoff after a "
+                                          "GitHub 5xx; doubles per retry.")
+
     # -- mail: mailbox → issue tree and the email channel (mail/, channels/email, docs/mail.md)
     mail_root_issue: int | None = Field(None, description="Ticket id that issues raised by "
                                         "mail go under; unset: they are top-level.")
@@ -146,7 +175,6 @@ class Settings(BaseSettings):
     smtp_user: str | None = Field(None, description="SMTP login, if the server wants one.")
     smtp_password: SecretStr | None = Field(None, description="SMTP password.")
     smtp_starttls: bool = Field(True, description="Use STARTTLS when the server offers it.")
-
     @classmethod
     def settings_customise_sources(
         cls,
