@@ -59,34 +59,40 @@ def _reply_output(reply: Message) -> dict[str, Any]:
     return out
 
 
+def is_reply(message: Message, ticket: Ticket, inputs: set[int] | frozenset[int]) -> bool:
+    """True when ``message`` may answer a step of ``ticket`` (see the module doc)."""
+    return (message.trusted and message.kind in _REPLY_KINDS
+            and message.author != ticket.created_by and message.id not in inputs)
+
+
+def state_of(step: StepRecord, reply: Message | None, ticket: Ticket, newest: bool
+             ) -> StepState:
+    """The state of one step, given its reply (if any), its ticket and whether it is the
+    task's newest step."""
+    resolved = not ticket.waiting
+    is_last = resolved and newest
+    extra: dict[str, Any]
+    if reply is not None:
+        extra = _reply_output(reply)
+        if is_last:
+            extra["ticket_status"] = ticket.status.value
+        return StepState(step, "completed", reply.body, extra, is_last)
+    if resolved:
+        extra = {"ticket_status": ticket.status.value}
+        answer = ticket.answer
+        if answer is not None and answer.data is not None and is_last:
+            extra["data"] = answer.data
+        text = answer.text if answer is not None and is_last else None
+        return StepState(step, "completed", text, extra, is_last)
+    return StepState(step, "running", None, None, False)
+
+
 def derive(steps: list[StepRecord], messages: list[Message], ticket: Ticket) -> list[StepState]:
     """The state of each of ``steps`` (oldest first) given the ticket and its messages."""
     inputs = {s.input_message_id for s in steps}
-    replies = sorted(
-        (m for m in messages
-         if m.trusted and m.kind in _REPLY_KINDS and m.author != ticket.created_by
-         and m.id not in inputs),
-        key=lambda m: m.id,
-    )
-    resolved = not ticket.waiting
+    replies = sorted((m for m in messages if is_reply(m, ticket, inputs)), key=lambda m: m.id)
     states: list[StepState] = []
     for index, step in enumerate(steps):
         reply = next((m for m in replies if m.id > step.input_message_id), None)
-        newest = index == len(steps) - 1
-        is_last = resolved and newest
-        extra: dict[str, Any]
-        if reply is not None:
-            extra = _reply_output(reply)
-            if is_last:
-                extra["ticket_status"] = ticket.status.value
-            states.append(StepState(step, "completed", reply.body, extra, is_last))
-        elif resolved:
-            extra = {"ticket_status": ticket.status.value}
-            answer = ticket.answer
-            if answer is not None and answer.data is not None and is_last:
-                extra["data"] = answer.data
-            text = answer.text if answer is not None and is_last else None
-            states.append(StepState(step, "completed", text, extra, is_last))
-        else:
-            states.append(StepState(step, "running", None, None, False))
+        states.append(state_of(step, reply, ticket, index == len(steps) - 1))
     return states

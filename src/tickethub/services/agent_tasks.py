@@ -28,7 +28,7 @@ from tickethub.domain.messages import Message, MessageKind
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft
 from tickethub.errors import Conflict, NotFound
-from tickethub.services.agent_steps import StepRecord, StepState, derive
+from tickethub.services.agent_steps import StepRecord, StepState, derive, state_of
 from tickethub.services.ports import Clock, Notifier, UnitOfWork
 
 AP_CHANNEL = "agent-protocol"
@@ -99,6 +99,13 @@ class ApRepository(Protocol):
         """Steps of these tasks, oldest first."""
         ...
     def latest_step(self, task_id: str) -> StepRecord | None: ...
+    def get_step(self, task_id: str, step_id: str) -> StepRecord | None: ...
+    def first_reply(self, ticket_id: int, task_id: str, after_message_id: int,
+                    creator: str) -> Message | None:
+        """The first message after ``after_message_id`` that ``agent_steps.is_reply``
+        accepts (trusted, not by ``creator``, not a step input of the task)."""
+        ...
+    def step_artifacts(self, step_id: str) -> list[ArtifactRecord]: ...
     def add_artifact(self, record: ArtifactRecord) -> None: ...
     def artifacts(self, task_ids: Sequence[str]) -> list[ArtifactRecord]: ...
     def artifact_page(self, task_id: str, offset: int, limit: int
@@ -233,12 +240,23 @@ class AgentTaskService:
         return view.ticket, view.steps
 
     def step(self, task_id: str, step_id: str) -> tuple[Ticket, StepView]:
-        """The task's ticket and the step asked for (``NotFound`` for an unknown id)."""
-        ticket, steps = self.steps(task_id)
-        for view in steps:
-            if view.state.step_id == step_id:
-                return ticket, view
-        raise NotFound(f"task {task_id} has no step {step_id}", field="step_id")
+        """The task's ticket and the step asked for (``NotFound`` for an unknown id).
+        Reads only what this step needs, however long the task's history."""
+        with self._store.read() as uow:
+            record = self._task(uow, task_id)
+            step = uow.ap.get_step(task_id, step_id)
+            if step is None:
+                raise NotFound(f"task {task_id} has no step {step_id}", field="step_id")
+            ticket = uow.tickets.get(record.ticket_id)
+            assert ticket is not None
+            reply = uow.ap.first_reply(ticket.id, task_id, step.input_message_id,
+                                       ticket.created_by)
+            newest = uow.ap.latest_step(task_id)
+            state = state_of(step, reply, ticket,
+                             newest is not None and newest.step_id == step.step_id)
+            artifacts = (uow.ap.step_artifacts(step_id) if state.status == "completed"
+                         else [])
+        return ticket, StepView(state, task_id, artifacts)
 
     # -- internals -----------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, insert, select
 
-from tickethub.domain.messages import Message
+from tickethub.domain.messages import Message, MessageKind
 from tickethub.domain.tickets import Ticket
 from tickethub.services.agent_steps import StepRecord
 from tickethub.services.agent_tasks import ArtifactRecord, TaskFilter, TaskRecord
@@ -19,6 +19,8 @@ from tickethub.store.records import _message
 from tickethub.store.sql_store import SqlStore, SqlUnitOfWork
 from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
 from tickethub.store.ticket_repository import _row_to_ticket
+
+REPLY_KINDS = [MessageKind.COMMENT.value, MessageKind.ANSWER.value]
 
 
 def _task(row: Any) -> TaskRecord:
@@ -90,6 +92,30 @@ class SqlApRepository:
             select(ap_steps).where(ap_steps.c.task_id == task_id)
             .order_by(ap_steps.c.id.desc()).limit(1)).first()
         return _step(row) if row else None
+
+    def get_step(self, task_id: str, step_id: str) -> StepRecord | None:
+        row = self._c.execute(select(ap_steps).where(
+            ap_steps.c.task_id == task_id, ap_steps.c.step_id == step_id)).first()
+        return _step(row) if row else None
+
+    def first_reply(self, ticket_id: int, task_id: str, after_message_id: int,
+                    creator: str) -> Message | None:
+        row = self._c.execute(
+            select(messages).where(
+                messages.c.ticket_id == ticket_id,
+                messages.c.id > after_message_id,
+                messages.c.trusted.is_(True),
+                messages.c.kind.in_(REPLY_KINDS),
+                messages.c.author != creator,
+                messages.c.id.not_in(select(ap_steps.c.input_message_id).where(
+                    ap_steps.c.task_id == task_id)),
+            ).order_by(messages.c.id).limit(1)).first()
+        return _message(row) if row else None
+
+    def step_artifacts(self, step_id: str) -> list[ArtifactRecord]:
+        rows = self._c.execute(select(ap_artifacts).where(ap_artifacts.c.step_id == step_id)
+                               .order_by(ap_artifacts.c.id))
+        return [_artifact(r) for r in rows]
 
     def add_artifact(self, record: ArtifactRecord) -> None:
         self._c.execute(insert(ap_artifacts).values(
