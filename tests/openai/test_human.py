@@ -116,6 +116,19 @@ async def test_a_multi_turn_conversation_keeps_one_ticket(hub: Hub) -> None:
     assert any("And which size?" in m["body"] and m["via"] == "openai" for m in messages)
 
 
+async def test_a_retried_turn_gets_the_answer_it_missed(hub: Hub) -> None:
+    messages = [{"role": "user", "content": "Which port?"}]
+    handoff = sdk(hub, **{"X-Tickethub-Mode": "handoff"})
+    first = await handoff.chat.completions.create(model="human", messages=messages)
+    ticket_id = first.model_extra["tickethub"]["ticket_id"]
+    await respond(hub, ticket_id, "answer", {"text": "8080"})
+    # the agent never saw that answer (handoff, or a lost response): asking again gets it
+    again = await asyncio.wait_for(sdk(hub).chat.completions.create(
+        model="human", messages=messages), 5)
+    assert again.choices[0].message.content == "8080"
+    assert (await get(hub, f"/api/v1/tickets/{ticket_id}"))["status"] == "answered"
+
+
 async def test_a_client_conversation_id_names_the_thread(hub: Hub) -> None:
     client = sdk(hub)
     call = asyncio.create_task(client.chat.completions.create(

@@ -19,7 +19,7 @@ from typing import Any
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
-from tickethub.errors import IdempotencyKeyReused
+from tickethub.errors import IdempotencyKeyReused, IllegalTransition
 from tickethub.llm.port import Completion, Message, Tool, ToolCall, Usage, estimate_tokens
 from tickethub.services import openai_rendering as render
 from tickethub.services.tickets import TicketService
@@ -71,6 +71,28 @@ def new_turns(messages: Sequence[Message]) -> list[Message]:
     return [m for m in messages if m.get("role") not in OPENING_ROLES]
 
 
+def _seen(reply: Completion, messages: Sequence[Message]) -> bool:
+    """True when ``messages`` already hold ``reply`` as an assistant turn."""
+    calls = [(c.name, c.arguments) for c in reply.tool_calls]
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        if calls:
+            sent = []
+            for raw in message.get("tool_calls") or []:
+                function = raw.get("function") or {}
+                try:
+                    arguments = json.loads(function.get("arguments") or "{}")
+                except ValueError:
+                    continue
+                sent.append((function.get("name"), arguments))
+            if sent == calls:
+                return True
+        elif render.text_of(message.get("content")) == (reply.content or ""):
+            return True
+    return False
+
+
 def answer_schema(turn: HumanTurn) -> dict[str, Any] | None:
     """What a structured answer must look like: tool calls, a JSON schema, or free."""
     if turn.tools:
@@ -98,19 +120,27 @@ class OpenAIConversations:
         """The conversation's ticket, waiting for the person's reply to this turn.
 
         New conversation: a question ticket. Answered (or otherwise resolved) one: reopened
-        with this turn's messages appended. One still waiting (the agent retried): as is."""
+        with this turn's messages appended — unless the request does not yet hold the
+        answer (a retry of the answered turn), which gets the answered ticket. One still
+        waiting (the agent retried): as is."""
         key = conversation_key(actor.name, turn)
         ticket = self.find(key)
         if ticket is None:
-            ticket = self._open(actor, turn, key)
-        elif not ticket.waiting:
-            added = new_turns(turn.messages)
-            self._tickets.post_message(
-                actor, ticket.id, render.render_messages(added) or "(the agent continues)", VIA,
-                data={"messages": added})
-            ticket = self._tickets.transition(actor, ticket.id, Status.OPEN, VIA,
-                                              reason="the agent continued the conversation")
-        return ticket
+            return self._open(actor, turn, key)
+        if ticket.waiting:
+            return ticket
+        reply = self.reply_of(ticket, turn)
+        if reply is not None and not _seen(reply, turn.messages):
+            return ticket  # a retry of the turn just answered: the answer is its reply
+        added = new_turns(turn.messages)
+        self._tickets.post_message(
+            actor, ticket.id, render.render_messages(added) or "(the agent continues)", VIA,
+            data={"messages": added})
+        try:
+            return self._tickets.transition(actor, ticket.id, Status.OPEN, VIA,
+                                            reason="the agent continued the conversation")
+        except IllegalTransition:  # a concurrent request of this turn reopened it first
+            return self._tickets.get(ticket.id)
 
     def _open(self, actor: Actor, turn: HumanTurn, key: str) -> Ticket:
         body = render.render_messages(turn.messages)

@@ -8,7 +8,7 @@ module never touches it: :class:`OpenAIRoute` catches errors of its own routes o
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi import Request, Response
@@ -74,7 +74,7 @@ def response_for(exc: Exception) -> JSONResponse:
 class OpenAIRoute(APIRoute):
     """A route whose errors come out in OpenAI's shape."""
 
-    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def handle(request: Request) -> Response:
