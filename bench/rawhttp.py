@@ -9,6 +9,7 @@ hub sends for JSON), no redirects, no TLS. Tests and SDK-like clients use httpx 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -70,7 +71,5 @@ class Connection:
 
     async def close(self) -> None:
         self._writer.close()
-        try:
+        with contextlib.suppress(ConnectionError, OSError):
             await self._writer.wait_closed()
-        except (ConnectionError, OSError):
-            pass
