@@ -112,6 +112,8 @@ def test_people_answer_agents_in_the_browser(hub: LiveHub) -> None:
             "This ticket is answered by pat via web.", timeout=10_000)
         expect(other.locator("#text")).to_be_disabled()
         expect(other.locator("#messages")).to_contain_text("Use postgres.")
+        expect(other.locator("#message-count")).to_have_text("1")
+        expect(other.locator("#no-messages")).to_have_count(0)
         other.screenshot(path=SHOTS / "answered-elsewhere.png", full_page=True)
 
         # An approval, edited through its schema form: errors inline, then approved.
@@ -156,8 +158,11 @@ def test_people_answer_agents_in_the_browser(hub: LiveHub) -> None:
             child = agent.ask(title, parent_id=root.id)
             if n == 0:
                 agent.ask("Which invoice number?", parent_id=child.id)
+            if n == 1:
+                hub.api().post(f"/api/v1/tickets/{child.id}/answer", json={"text": "sent"})
         page.goto(f"{hub.url}/tree/{root.id}")
-        expect(page.locator(".tree")).to_contain_text("4 below, 4 waiting")
+        expect(page.locator(".tree")).to_contain_text("4 below, 3 waiting")
+        expect(page.locator(".node.st-answered")).to_contain_text("Password reset")
         page.get_by_role("button", name="Collapse all").click()
         expect(page.get_by_text("Password reset")).to_be_hidden()
         page.get_by_role("button", name="Expand all").click()

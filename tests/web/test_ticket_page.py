@@ -216,7 +216,8 @@ async def test_missing_or_wrong_csrf_is_403_and_changes_nothing(
 async def test_script_injection_is_escaped_everywhere(
         client: httpx.AsyncClient, agent: dict[str, str], pat: Browser) -> None:
     evil = '<script>alert("x")</script><img src=x onerror=alert(1)>'
-    ticket = await ask(client, agent, title=f"Hi {evil}", body=f"{evil}\n\n[c](javascript:alert(1))",
+    ticket = await ask(client, agent, title=f"Hi {evil}",
+                       body=f"{evil}\n\n[c](javascript:alert(1))",
                        labels=["<b>x</b>"], refs={"docs": "javascript:alert(1)"},
                        response_schema={"type": "object", "properties": {
                            "a": {"type": "string", "title": evil,

@@ -38,7 +38,7 @@ def set_password(name: str, role: str, password_stdin: bool, data_dir: Path | No
         password = sys.stdin.readline().rstrip("\r\n")
     else:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
-    settings = Settings(**({"data_dir": data_dir} if data_dir else {}))
+    settings = Settings(data_dir=data_dir) if data_dir else Settings()
     hub = HubRuntime(settings)
     try:
         actor = hub.sessions.set_password(name, password, Role(role))

@@ -15,7 +15,7 @@ page 1 costs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal, Protocol
 
@@ -129,15 +129,10 @@ class InboxService:
     def page(self, query: InboxQuery) -> InboxPage:
         if not 1 <= query.limit <= MAX_LIMIT:
             raise ValidationFailed(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
-        probe = InboxQuery(**{**_fields(query), "limit": query.limit + 1})
-        rows = self._reader.page(probe)
+        rows = self._reader.page(replace(query, limit=query.limit + 1))
         items = rows[: query.limit]
         next_cursor = None
         if len(rows) > query.limit and items:
             last = items[-1]
             next_cursor = Cursor(last.id, last.due_at).encode(query.sort)
         return InboxPage(items, next_cursor, self._reader.count(query, COUNT_CAP), query)
-
-
-def _fields(query: InboxQuery) -> dict[str, object]:
-    return {name: getattr(query, name) for name in InboxQuery.__slots__}

@@ -48,11 +48,11 @@ def inbox_query(params: QueryParams, me: str) -> InboxQuery:
         raise ValidationFailed(f"unknown kind {kind!r}", field="kind")
     cursor = params.get("cursor")
     return InboxQuery(
-        me=me, view=view, status=tuple(statuses),  # type: ignore[arg-type]
+        me=me, view=view, status=tuple(statuses),
         kind=Kind(kind) if kind else None, label=_text(params, "label"),
         assignee=_text(params, "assignee"), agent=_text(params, "agent"),
-        q=_text(params, "q"), sort=sort,  # type: ignore[arg-type]
-        cursor=Cursor.decode(cursor, sort) if cursor else None,  # type: ignore[arg-type]
+        q=_text(params, "q"), sort=sort,
+        cursor=Cursor.decode(cursor, sort) if cursor else None,
     )
 
 

@@ -114,7 +114,7 @@ def _field(schema: Any, path: tuple[str, ...], name: str, label: str, required: 
         f.widget = kind
     elif kind == "string":
         fmt = schema.get("format")
-        f.widget = {"email": "email", "uri": "url", "date": "date"}.get(fmt, "text")
+        f.widget = {"email": "email", "uri": "url", "date": "date"}.get(str(fmt), "text")
         if f.widget == "text" and (schema.get("maxLength") or 0) > 200:
             f.widget = "textarea"
     elif kind == "array" and isinstance(schema.get("items"), Mapping):

@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from tickethub.api.deps import call
 from tickethub.domain.events import Event, EventType
+from tickethub.domain.messages import Message
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import Ticket
 from tickethub.errors import (
@@ -197,7 +198,8 @@ async def preview(request: Request, me: Me) -> Response:
 
 
 @router.get("/t/{ticket_id}/stream")
-async def ticket_stream(request: Request, ticket_id: int, me: Me) -> Response:
+async def ticket_stream(request: Request, ticket_id: int, me: Me,
+                        since: int | None = None) -> Response:
     """``change`` events: the ticket's new status and version, who resolved it, and the
     HTML of a new message when one was posted."""
     hub = request.app.state.hub
@@ -206,7 +208,9 @@ async def ticket_stream(request: Request, ticket_id: int, me: Me) -> Response:
     async def render(events: list[Event]) -> list[str]:
         ticket = await call(hub.tickets.get, ticket_id)
         out = []
-        messages = None
+        talk = (EventType.MESSAGE_POSTED, EventType.TICKET_ANSWERED)
+        messages: list[Message] = (await call(hub.tickets.messages, ticket_id)
+                                   if any(e.type in talk for e in events) else [])
         for event in events:
             data: dict[str, Any] = {"type": event.type.value, "status": ticket.status.value,
                                     "waiting": ticket.waiting, "version": ticket.version,
@@ -214,7 +218,6 @@ async def ticket_stream(request: Request, ticket_id: int, me: Me) -> Response:
             if event.type is EventType.MESSAGE_POSTED or (
                     event.type is EventType.TICKET_ANSWERED and ticket.answer
                     and ticket.answer.text):
-                messages = messages or await call(hub.tickets.messages, ticket_id)
                 wanted = event.data.get("message_id")
                 found = [m for m in messages if m.id == wanted] if wanted else messages[-1:]
                 if found:
@@ -224,4 +227,4 @@ async def ticket_stream(request: Request, ticket_id: int, me: Me) -> Response:
             out.append(sse("change", data, event.seq))
         return out
 
-    return await stream(request, render, ticket_id=ticket_id)
+    return await stream(request, render, ticket_id=ticket_id, since=since)

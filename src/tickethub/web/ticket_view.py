@@ -51,6 +51,7 @@ class TicketView:
     events: list[Event]
     links: list[OutsideLink]
     proposal: Proposal | None
+    last_seq: int  # read first: the page's live stream resumes from here
 
 
 def _ancestor_ids(ticket: Ticket) -> list[int]:
@@ -60,6 +61,7 @@ def _ancestor_ids(ticket: Ticket) -> list[int]:
 
 def load(hub: HubRuntime, ticket_id: int) -> TicketView:
     """The ticket page's data; raises ``NotFound`` for an unknown ticket."""
+    last_seq = hub.events.last_seq()
     ticket = hub.tickets.get(ticket_id)
     ancestors = []
     for ancestor_id in _ancestor_ids(ticket):
@@ -77,4 +79,5 @@ def load(hub: HubRuntime, ticket_id: int) -> TicketView:
         events=hub.events.since(0, ticket_id=ticket.id, limit=MAX_AUDIT),
         links=outside_links(ticket.refs),
         proposal=describe_proposal(ticket.proposal) if ticket.kind is Kind.APPROVAL else None,
+        last_seq=last_seq,
     )

@@ -59,7 +59,10 @@
       fresh += 1;
       const empty = $("#empty"); if (empty) empty.remove();
       const total = $("#total");
-      if (/^\d+$/.test(total.textContent)) total.textContent = String(Number(total.textContent) + 1);
+      if (/^\d+$/.test(total.textContent)) {
+        total.textContent = String(Number(total.textContent) + 1);
+        $("#total-word").textContent = total.textContent === "1" ? "ticket" : "tickets";
+      }
       document.title = `(${fresh}) ${baseTitle}`;
       $("#live-status").textContent = `${fresh} new ticket${fresh === 1 ? "" : "s"}`;
     });
@@ -95,11 +98,15 @@
         const holder = document.createElement("div");
         holder.innerHTML = data.html;  // rendered and sanitized by the server
         $("#messages").append(holder.firstElementChild);
+        const none = $("#no-messages"); if (none) none.remove();
+        const count = $("#message-count");
+        if (count) count.textContent = String($$("#messages .message").length);
       }
       if (!data.waiting) {
         const banner = $("#live-banner");
         banner.textContent = `This ticket is ${data.resolved_by}.`;
         banner.classList.remove("hidden");
+        $$(".ticket > .meta .due").forEach((el) => el.remove());
         $$("#answer form").forEach((form) => {
           form.setAttribute("aria-disabled", "true");
           $$("input, textarea, select, button", form).forEach((el) => { el.disabled = true; });
