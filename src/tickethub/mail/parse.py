@@ -29,6 +29,7 @@ from email.utils import getaddresses, parseaddr, parsedate_to_datetime
 
 from tickethub.mail.html_text import html_to_text
 from tickethub.mail.quotes import own_text
+from tickethub.mail.threads import is_reply_subject
 
 _SURROGATES = re.compile("[\udc80-\udcff]")
 _MSGID = re.compile(r"<([^<>\s]+)>")
@@ -90,8 +91,8 @@ class ParsedMail:
     own_text: str
     in_reply_to: tuple[str, ...] = ()
     references: tuple[str, ...] = ()
-    to: tuple[str, ...] = ()
-    cc: tuple[str, ...] = ()
+    to_header: str = ""
+    cc_header: str = ""
     date: datetime | None = None
     html_only: bool = False
     attachments: tuple[Attachment, ...] = ()
@@ -99,6 +100,15 @@ class ParsedMail:
     defects: tuple[str, ...] = ()
     size: int = 0
     message_id_synthesized: bool = False
+
+    @property
+    def to(self) -> tuple[str, ...]:
+        """Addresses in To (parsed on demand: long lists cost more than the rest)."""
+        return _addresses(self.to_header)
+
+    @property
+    def cc(self) -> tuple[str, ...]:
+        return _addresses(self.cc_header)
 
     @property
     def parent_ids(self) -> tuple[str, ...]:
@@ -122,7 +132,8 @@ class ParsedMail:
 _KEPT_HEADERS = ("auto-submitted", "precedence", "x-autoreply", "x-autorespond", "list-id",
                  "x-tickethub-token", "delivered-to", "reply-to", "x-mailer")
 _WANTED = frozenset((*_KEPT_HEADERS, "subject", "message-id", "from", "to", "cc", "date",
-                     "in-reply-to", "references"))
+                     "in-reply-to", "references", "content-type", "content-disposition"))
+_CHARSET = re.compile(r"charset\s*=\s*\"?([^\";\s]+)", re.IGNORECASE)
 
 
 def message_ids(value: str | None) -> tuple[str, ...]:
@@ -168,7 +179,7 @@ def parse_mail(raw: bytes, *, max_bytes: int | None = None) -> ParsedMail:
     message_id = found_ids[0] if found_ids else (
         "<" + hashlib.sha256(raw).hexdigest()[:32] + "@synthesized.tickethub.invalid>")
     from_name, from_addr = parseaddr(header("from"))
-    text, html_only, attachments = _body(msg, defects)
+    text, html_only, attachments = _body(msg, defects, found)
     date = None
     raw_date = header("date")
     if raw_date:
@@ -177,17 +188,21 @@ def parse_mail(raw: bytes, *, max_bytes: int | None = None) -> ParsedMail:
         except (TypeError, ValueError, IndexError):
             defects.append("InvalidDate")
     headers = {name: value for name in _KEPT_HEADERS if (value := header(name))}
+    in_reply_to = message_ids(header("in-reply-to"))
+    references = message_ids(header("references"))
+    subject = " ".join(subject.split())
+    is_reply = bool(in_reply_to or references) or is_reply_subject(subject)
     return ParsedMail(
         message_id=message_id,
-        subject=" ".join(subject.split()),
+        subject=subject,
         from_addr=from_addr.strip().lower(),
         from_name=from_name.strip(),
         text=text,
-        own_text=own_text(text),
-        in_reply_to=message_ids(header("in-reply-to")),
-        references=message_ids(header("references")),
-        to=_addresses(header("to")),
-        cc=_addresses(header("cc")),
+        own_text=own_text(text, reply=is_reply),
+        in_reply_to=in_reply_to,
+        references=references,
+        to_header=header("to"),
+        cc_header=header("cc"),
         date=date,
         html_only=html_only,
         attachments=tuple(attachments),
@@ -202,7 +217,7 @@ def _addresses(value: str) -> tuple[str, ...]:
     return tuple(addr.lower() for _, addr in getaddresses([value]) if "@" in addr)
 
 
-def decode_part(part: EmailMessage, defects: list[str]) -> str:
+def decode_part(part: EmailMessage, defects: list[str], charset: str | None = None) -> str:
     """The text of one leaf part; unknown charsets fall back without losing the text."""
     try:
         payload = part.get_payload(decode=True)
@@ -213,7 +228,7 @@ def decode_part(part: EmailMessage, defects: list[str]) -> str:
         return raw if isinstance(raw, str) else ""
     if not isinstance(payload, bytes):
         return str(payload)
-    charset = (part.get_content_charset() or "us-ascii").strip().strip('"').lower()
+    charset = (charset or part.get_content_charset() or "us-ascii").strip().strip('"').lower()
     charset = _SUPERSETS.get(charset, charset)
     try:
         codecs.lookup(charset)
@@ -248,7 +263,21 @@ def _mostly_utf8(payload: bytes) -> bool:
     return text.count("\ufffd") * 20 < max(1, sum(1 for b in payload if b > 127))
 
 
-def _body(msg: EmailMessage, defects: list[str]) -> tuple[str, bool, list[Attachment]]:
+def _body(msg: EmailMessage, defects: list[str],
+          top: dict[str, str]) -> tuple[str, bool, list[Attachment]]:
+    if not msg.is_multipart():  # most mail: one part, its headers already at hand
+        content_type = top.get("content-type", "text/plain")
+        disposition = top.get("content-disposition", "").lower()
+        lowered = content_type.lower()
+        if "attachment" not in disposition and "name" not in disposition + lowered:
+            ctype = lowered.split(";")[0].strip() or "text/plain"
+            found = _CHARSET.search(content_type)
+            charset = found.group(1) if found else None
+            if ctype == "text/html":
+                html = decode_part(msg, defects, charset)
+                return html_to_text(html[: MAX_TEXT_CHARS * 4])[:MAX_TEXT_CHARS], True, []
+            if ctype.startswith("text/") or "/" not in ctype:
+                return decode_part(msg, defects, charset)[:MAX_TEXT_CHARS], False, []
     plain: str | None = None
     html: str | None = None
     attachments: list[Attachment] = []

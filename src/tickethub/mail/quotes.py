@@ -8,10 +8,12 @@ without any header line.
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import lru_cache
 
 from mailparser_reply import EmailReplyParser
+from mailparser_reply.parser import EmailMessage
 
 LANGUAGES = ("en", "de", "fr", "es", "zh")
 _QUOTED = re.compile(r"^\s*(>|\|>|[A-Za-z]{1,3}>)")
@@ -20,43 +22,86 @@ _WROTE = re.compile(
     r"^(.{0,120}\b(wrote|writes|said|schrieb|a écrit|escribió)\s*:?\s*|.*写道[:\uff1a]?)$",
     re.IGNORECASE,
 )
+HEAD_CHARS = 2000
+_FIRST_QUOTE = re.compile(r"^[ \t]*>", re.MULTILINE)
 _OTHER_MARKS = ("#", "|", ":")
 _ORIGINAL = re.compile(r"^-+\s*(Original Message|Forwarded message)\s*-+", re.IGNORECASE)
 
 
+class _ReplyParser:
+    """mail-parser-reply with its regexes compiled once, not once per mail."""
+
+    def __init__(self, languages: tuple[str, ...]) -> None:
+        self.languages = list(EmailReplyParser(languages=list(languages)).languages)
+        template = EmailMessage(text="", languages=list(self.languages))
+        self._regexes = {"_header_regex": template.HEADER_REGEX,
+                         "_disclaimers_regex": template.DISCLAIMERS_REGEX,
+                         "_signature_regex": template.SIGNATURE_REGEX}
+
+    def parse_reply(self, text: str) -> str | None:
+        message = EmailMessage(text=text, languages=list(self.languages), **self._regexes)
+        return message.read().latest_reply
+
+
 @lru_cache(maxsize=1)
-def _parser() -> EmailReplyParser:
-    return EmailReplyParser(languages=list(LANGUAGES))
+def _parser() -> _ReplyParser:
+    return _ReplyParser(LANGUAGES)
 
 
-def own_text(text: str, *, max_chars: int = 200_000) -> str:
+def own_text(text: str, *, max_chars: int = 200_000, reply: bool = True) -> str:
     """What the author wrote in this mail, without quotes, reply headers and signature.
 
+    ``reply=False`` (a mail that answers nothing: no In-Reply-To, References or "Re:")
+    skips the multilingual reply-header search — there is no earlier mail to cut away —
+    and only drops quoted lines, forwarded parts and the signature.
     Falls back to the whole text when stripping would leave nothing (a mail that is only
     a quote still says something by being sent)."""
     text = text[:max_chars].replace("\r\n", "\n")
+    if not reply:
+        kept = _strip_lines(text)
+        return kept if kept.strip() else text.strip()
+    head, tail = _split_head(text)
     try:
-        latest = _parser().parse_reply(text=text) or ""
+        latest = _parser().parse_reply(text=head) or ""
     except Exception:  # the parser is heuristic; a failure must not lose the mail
-        latest = text
+        latest = head
+    if tail and len(latest) >= len(head.strip()) - 2:
+        latest = latest + "\n" + tail  # nothing cut in the head: the rest is the author's
     kept = _strip_lines(latest)
     return kept if kept.strip() else _strip_lines(text) or text.strip()
 
 
+def _split_head(text: str) -> tuple[str, str]:
+    """The part where a reply header or signature can start the quoted rest — up to the
+    first quoted line, at most ``HEAD_CHARS`` — and the remainder. The reply parser's
+    cost grows with its input and the author's own text comes first, so it reads only
+    the head; quoted lines further down are dropped line by line."""
+    match = _FIRST_QUOTE.search(text)
+    cut = min(match.start() if match else len(text), HEAD_CHARS)
+    if cut >= len(text):
+        return text, ""
+    newline = text.rfind("\n", 0, cut)
+    cut = newline + 1 if newline > 0 else cut
+    return text[:cut], text[cut:]
+
+
 def _strip_lines(text: str) -> str:
+    """Drop quoted lines (and the "... wrote:" lines that introduce them), and everything
+    from a signature separator or a forwarded/original-message marker on."""
     kept: list[str] = []
     quote_mark = ""
     lines = text.splitlines()
     for i, line in enumerate(lines):
         stripped = line.rstrip()
-        if _SIGNATURE.match(stripped) or _ORIGINAL.match(stripped):
+        first = stripped[:1]
+        if first in "-_" and (_SIGNATURE.match(stripped) or _ORIGINAL.match(stripped)):
             break
-        if _QUOTED.match(stripped):
+        if ">" in stripped[:6] and _QUOTED.match(stripped):
             continue
         if quote_mark and stripped.startswith(quote_mark):
             continue
-        following = next((x for x in lines[i + 1:] if x.strip()), "")
-        if _WROTE.match(stripped.strip()):
+        if _maybe_wrote(stripped) and _WROTE.match(stripped.strip()):
+            following = next((x for x in itertools.islice(lines, i + 1, None) if x.strip()), "")
             if _QUOTED.match(following):
                 continue  # "Bob wrote:" introducing an interleaved quote
             mark = following.lstrip()[:1]
@@ -64,8 +109,19 @@ def _strip_lines(text: str) -> str:
                 quote_mark = mark  # some mailers quote with "# ", "| " or ": "
                 continue
         kept.append(stripped)
-    while kept and (not kept[-1].strip() or _WROTE.match(kept[-1].strip())):
+    while kept and (not kept[-1].strip() or (
+            _maybe_wrote(kept[-1]) and _WROTE.match(kept[-1].strip()))):
         kept.pop()
-    while kept and not kept[0].strip():
-        kept.pop(0)
-    return "\n".join(kept)
+    start = 0
+    while start < len(kept) and not kept[start].strip():
+        start += 1
+    return "\n".join(kept[start:])
+
+
+_WROTE_ENDINGS = ("wrote", "writes", "said", "schrieb", "écrit", "escribió")
+
+
+def _maybe_wrote(line: str) -> bool:
+    """A cheap screen before the ``_WROTE`` regex: such lines end with a colon or verb."""
+    tail = line.rstrip()[-12:].lower()
+    return tail.endswith((":", "\uff1a")) or "写道" in tail or tail.endswith(_WROTE_ENDINGS)

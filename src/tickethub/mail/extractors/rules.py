@@ -19,7 +19,9 @@ from tickethub.mail.parse import ParsedMail
 
 
 def _rx(*patterns: str) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+    """One cue: lower-case patterns, matched against lower-cased text (much faster than
+    IGNORECASE), per sentence; MULTILINE so a whole mail can be pre-screened at once."""
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.MULTILINE)
 
 
 COMPLETE = _rx(
@@ -74,11 +76,13 @@ CLARIFY = _rx(r"\bwhat (version|distro|kernel)\b", r"\bcould you (post|send|show
               r"\bcan you (post|send|show)\b", r"\bwhich (version|distro)\b")
 ANNOUNCE = _rx(r"\breleased?\b", r"\bannounc", r"\bholidays?\b", r"\bout of (the )?office\b",
                r"\bi'?ll be (leaving|away)\b", r"\bunsubscribe\b")
-THANKS_ONLY = re.compile(r"^\W*(thanks?|thank you|thx|cheers|ta|\+1|me too)\b[\w\s!.,]*$",
-                         re.IGNORECASE)
+THANKS_ONLY = re.compile(r"^\W*(thanks?|thank you|thx|cheers|ta|\+1|me too)\b[\w\s!.,]*$")
 
+MAX_CHARS = 8000  # cues are read in the first 8,000 characters of the author's own text
+_LETTER = re.compile(r"[^\W\d_]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
-_LIST_FOOTER = re.compile(r"mailing list|listinfo|^_{5,}|sponsored by", re.IGNORECASE)
+_LIST_FOOTER = re.compile(r"mailing list|listinfo|^_{5,}|sponsored by",
+                          re.IGNORECASE | re.MULTILINE)
 
 
 class RulesExtractor:
@@ -91,7 +95,7 @@ class RulesExtractor:
 
     def extract_now(self, mail: ParsedMail, context: MailContext) -> list[Operation]:
         text = _clean(mail.own_text)
-        sentences = list(_sentences(text))
+        sentences = _sentences(text)
         if mail.is_automatic or not sentences:
             return [Operation(op="ignore")]
         target = _target(context)
@@ -110,7 +114,7 @@ class RulesExtractor:
     def _first(self, mail: ParsedMail, sentences: list[str],
                context: MailContext) -> list[Operation]:
         task = _first_hit(TASK_ASK, sentences)
-        if ANNOUNCE.search(mail.subject) or _first_hit(ANNOUNCE, sentences[:3]):
+        if ANNOUNCE.search(mail.subject.lower()) or _first_hit(ANNOUNCE, sentences[:3]):
             return [Operation(op="ignore")]  # announcements are not asks, even "please upgrade"
         if context.is_reply and not context.new_topic:
             # A reply in a thread that raised nothing: only a clear new ask is an issue.
@@ -215,20 +219,46 @@ def _same_person(a: str, b: str) -> bool:
 
 
 def _clean(text: str) -> str:
+    """The text without mailing-list footer lines."""
+    if not _LIST_FOOTER.search(text):
+        return text
     return "\n".join(line for line in text.splitlines() if not _LIST_FOOTER.search(line))
 
 
-def _sentences(text: str) -> Iterable[str]:
+class Sentences(list[str]):
+    """The sentences of a text (line wrapping undone), with their lower-cased forms and
+    all of them lower-cased in one string, so a cue is screened with one search."""
+
+    def __init__(self, items: Iterable[str]) -> None:
+        super().__init__(items)
+        self.lowered = [s.lower() for s in self]
+        self.joined = "\n".join(self.lowered)
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
+        if isinstance(index, slice):
+            return Sentences(list.__getitem__(self, index))
+        return list.__getitem__(self, index)
+
+
+def _sentences(text: str) -> Sentences:
     """Sentences, with the line wrapping of mail undone (a sentence may span lines)."""
-    for part in _SENTENCE_END.split(text):
-        sentence = " ".join(part.split())
-        if sentence and any(c.isalpha() for c in sentence):
-            yield sentence
+    found = []
+    for part in _SENTENCE_END.split(text[:MAX_CHARS]):
+        if _LETTER.search(part):
+            found.append(" ".join(part.split()))
+    return Sentences(found)
 
 
 def _first_hit(pattern: re.Pattern[str], sentences: Iterable[str]) -> str | None:
+    if isinstance(sentences, Sentences):
+        if not pattern.search(sentences.joined):
+            return None
+        for sentence, lowered in zip(sentences, sentences.lowered, strict=True):
+            if pattern.search(lowered):
+                return sentence
+        return None
     for sentence in sentences:
-        if pattern.search(sentence):
+        if pattern.search(sentence.lower()):
             return sentence
     return None
 
@@ -243,7 +273,7 @@ def _last_question(sentences: list[str]) -> str | None:
 
 
 def _all_thanks(sentences: list[str]) -> bool:
-    return all(THANKS_ONLY.match(s) or len(s.split()) <= 2 for s in sentences)
+    return all(THANKS_ONLY.match(s.lower()) or len(s.split()) <= 2 for s in sentences)
 
 
 def _title(mail: ParsedMail, fallback: str) -> str:
