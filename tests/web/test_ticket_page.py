@@ -277,3 +277,21 @@ async def test_tree_view_counts_and_colours(client: httpx.AsyncClient, agent: di
     assert "3 below, 2 waiting" in page.text  # the root: A, A.1, B; only B answered
     assert 'class="node st-answered"' in page.text and "<details open>" in page.text
     assert (await pat.get("/tree/4242")).status_code == 404
+
+
+async def test_approval_without_schema_is_edited_as_json(
+        client: httpx.AsyncClient, agent: dict[str, str], pat: Browser) -> None:
+    ticket = await ask(client, agent, kind="approval", title="Run it?",
+                       proposal={"cmd": "make deploy", "env": "prod"})
+    page = await pat.get(f"/t/{ticket['id']}")
+    assert '<textarea id="f" name="f" rows="8" data-type="json"' in page.text
+    assert "&#34;cmd&#34;: &#34;make deploy&#34;" in page.text
+    bad = await pat.post(f"/t/{ticket['id']}/approve",
+                         {"version": "1", "edit": "1", "f": "{not json"})
+    assert bad.status_code == 422 and field_error(bad.text, "f") == "Enter valid JSON."
+    assert "{not json</textarea>" in bad.text
+    edited = '{"cmd": "make deploy", "env": "staging"}'
+    good = await pat.post(f"/t/{ticket['id']}/approve", {"version": "1", "edit": "1", "f": edited})
+    assert good.status_code == 303
+    stored = await api_ticket(client, agent, ticket["id"])
+    assert stored["answer"]["data"] == {"cmd": "make deploy", "env": "staging"}  # type: ignore[index]
