@@ -1,6 +1,8 @@
 """The crash test (issue 3, "Must show"): a client waits on a ticket, the hub is killed
 with SIGKILL and restarted on the same port and data; the ticket is answered and the
 client's wait returns the answer; 1,000 asks made before the crash are all still there.
+An event stream open across the crash resumes with Last-Event-ID: it gets every event
+of the ticket, including one made while it was reconnecting, exactly once.
 
 The hub runs as ``tickethub serve`` with SQLite in its data folder, the default set-up.
 The 1,000 asks go through ``AsyncHub``, 16 at a time; the waiting client is a sync ``Hub``
@@ -56,6 +58,7 @@ def test_wait_survives_kill_9_and_every_ask_survives(tmp_path: Path) -> None:
             agent_token = admin.create_token("agent", "crash-agent")
             responder_token = admin.create_token("responder", "crash-alice")
         agent = Hub(process.url, agent_token)
+        probe = Hub(process.url, agent_token)  # health checks, from the test's thread
         began = time.monotonic()
         asked = asyncio.run(ask_many(process.url, agent_token, ASKS))
         asking_took = time.monotonic() - began
@@ -65,7 +68,22 @@ def test_wait_survives_kill_9_and_every_ask_survives(tmp_path: Path) -> None:
         waiter = threading.Thread(
             target=lambda: result.update(ticket=target.wait(timeout=120)), daemon=True)
         waiter.start()
-        until(lambda: waiters(agent) >= 1, 10, "the client's long-poll to be held")
+        until(lambda: waiters(probe) >= 1, 10, "the client's long-poll to be held")
+
+        watcher_hub = Hub(process.url, agent_token)
+        stream = watcher_hub.stream_events(ticket_id=target.id)
+        seen: list[Any] = []
+
+        def watch() -> None:
+            for event in stream:
+                seen.append(event)
+                if event.type == "ticket.answered":
+                    return
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        agent.post(target.id, "before the crash")
+        until(lambda: len(seen) == 1, 10, "the stream to deliver the first message")
 
         old_pid = process.pid
         process.kill()
@@ -78,7 +96,8 @@ def test_wait_survives_kill_9_and_every_ask_survives(tmp_path: Path) -> None:
         started_in = time.monotonic() - restarted
         up = time.monotonic()
         # The client finds the hub again by itself and holds a new long-poll.
-        until(lambda: waiters(agent) >= 1, 30, "the client to resume its wait")
+        agent.post(target.id, "while the clients reconnect")
+        until(lambda: waiters(probe) >= 1, 30, "the client to resume its wait")
         resumed_after = time.monotonic() - up
 
         with Hub(process.url, responder_token) as responder:
@@ -93,12 +112,20 @@ def test_wait_survives_kill_9_and_every_ask_survives(tmp_path: Path) -> None:
         assert ticket.answer.text == "yes, still here" and ticket.answer.data == {"ok": True}
         assert ticket.answer.by == "crash-alice"
 
+        watcher.join(30)
+        assert not watcher.is_alive(), "the event stream did not resume after the restart"
+        assert [e.type for e in seen] == ["message.posted", "message.posted", "ticket.answered"]
+        assert [e.seq for e in seen] == sorted({e.seq for e in seen})  # in order, no repeats
+        stream.close()
+        watcher_hub.close()
+
         survived = [t for t in agent.list(label="before-crash", limit=200)]
         assert len(set(asked)) == ASKS
         assert sorted(t.id for t in survived) == sorted(asked)
         assert {t.title for t in survived} == {f"ask {i}" for i in range(ASKS)}
         assert all(t.status == "open" for t in survived)
         agent.close()
+        probe.close()
         print(f"\ncrash test: {ASKS} asks in {asking_took:.1f}s; "
               f"restart took {started_in:.1f}s; the client resumed {resumed_after:.2f}s "
               f"after the hub was up and woke {woke_after * 1000:.0f} ms after the answer")
