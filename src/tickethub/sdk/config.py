@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
 
-from tickethub import __version__
 from tickethub.sdk.calls import Endpoints
 from tickethub.sdk.flows import Backoff
+
+try:
+    SDK_VERSION = version("tickethub")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    SDK_VERSION = "dev"
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 URL_ENV = "TICKETHUB_URL"
@@ -31,7 +36,7 @@ class HubConfig:
         self.timeout = timeout
         self.poll_seconds = poll_seconds
         self.backoff = backoff or Backoff()
-        self.headers = {"User-Agent": f"tickethub-sdk/{__version__}",
+        self.headers = {"User-Agent": f"tickethub-sdk/{SDK_VERSION}",
                         "Accept": "application/json"}
         if self.token:
             self.headers["Authorization"] = f"Bearer {self.token}"
