@@ -5,6 +5,7 @@ would, and a second "terminal" answers."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -74,3 +75,24 @@ def test_expiry_and_timeout(run, admin: Hub) -> None:
     waiting = run("ask", "nobody", "--wait", "--timeout", "0.3")
     assert waiting.exit_code == output.STILL_WAITING == 13
     assert waiting.stdout.strip() == "still open"
+
+
+def test_ctrl_c_stops_waiting_and_leaves_the_ticket_open(hub_process, admin: Hub) -> None:
+    ticket = admin.ask("interrupt me")
+    env = {**os.environ, "TICKETHUB_URL": hub_process.url,
+           "TICKETHUB_TOKEN": hub_process.admin_token}
+    waiting = subprocess.Popen([TICKETHUB, "wait", str(ticket.id)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while admin.health()["waiters"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        waiting.send_signal(signal.SIGINT)
+        _, stderr = waiting.communicate(timeout=30)
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+    assert waiting.returncode == output.INTERRUPTED == 130
+    assert stderr.strip() == (f"stopped waiting; ticket #{ticket.id} stays open "
+                              f"(tickethub wait {ticket.id} to go on)")
+    assert admin.get(ticket.id).waiting

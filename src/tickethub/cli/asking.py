@@ -14,6 +14,18 @@ from tickethub.sdk import Hub, Ticket
 KINDS = click.Choice(["question", "approval", "task", "info"])
 
 
+def _wait(hub: Hub, ticket_id: int, timeout: float | None, as_json: bool) -> None:
+    """Wait, print how the ticket ended, and exit with its outcome code."""
+    ctx = click.get_current_context()
+    try:
+        ticket = hub.wait(ticket_id, timeout=timeout)
+    except KeyboardInterrupt:
+        click.echo(f"stopped waiting; ticket #{ticket_id} stays open "
+                   f"(tickethub wait {ticket_id} to go on)", err=True)
+        ctx.exit(output.INTERRUPTED)
+    _finish(ticket, as_json)
+
+
 def _finish(ticket: Ticket, as_json: bool) -> None:
     """Print how a waited-on ticket ended and exit with its outcome code."""
     if as_json:
@@ -72,7 +84,7 @@ def ask(hub: Hub, title: str, body: str, kind: str, labels: tuple[str, ...],
     if wait_:
         if not as_json:
             click.echo(f"asked #{ticket.id}, waiting for an answer: {ticket.html_url}", err=True)
-        _finish(hub.wait(ticket.id, timeout=timeout), as_json)
+        _wait(hub, ticket.id, timeout, as_json)
     if as_json:
         output.echo_json(ticket)
     elif quiet:
@@ -95,4 +107,4 @@ def wait(hub: Hub, ticket_id: int, timeout: float | None, as_json: bool) -> None
     Example:
       tickethub wait 12 --timeout 600 && echo "go on"
     """
-    _finish(hub.wait(ticket_id, timeout=timeout), as_json)
+    _wait(hub, ticket_id, timeout, as_json)

@@ -17,6 +17,7 @@ code  meaning
 11    ``--wait``: the ticket expired unanswered
 12    ``--wait``: the ticket was cancelled
 13    ``--wait``: ``--timeout`` passed while the ticket still waits
+130   ``--wait``: interrupted (Ctrl-C); the ticket stays open
 ====  =====================================================================
 
 Errors are printed as one line on stderr: ``error: <detail> (<code>, field <field>)``.
@@ -38,7 +39,7 @@ from tickethub.sdk.models import Event, Message, Ticket, TokenInfo, TreeNode
 
 OK, ERROR, USAGE = 0, 1, 2
 NOT_FOUND, NOT_ALLOWED, CONFLICT, INVALID, UNAVAILABLE = 3, 4, 5, 6, 7
-DENIED, EXPIRED, CANCELLED, STILL_WAITING = 10, 11, 12, 13
+DENIED, EXPIRED, CANCELLED, STILL_WAITING, INTERRUPTED = 10, 11, 12, 13, 130
 
 _BY_STATUS = {404: NOT_FOUND, 401: NOT_ALLOWED, 403: NOT_ALLOWED, 409: CONFLICT,
               400: INVALID, 413: INVALID, 422: INVALID}
