@@ -44,9 +44,9 @@ class SqlApRepository:
         self._c = connection
 
     def add_task(self, record: TaskRecord) -> None:
-        self._c.execute(insert(ap_tasks).values(
-            task_id=record.task_id, ticket_id=record.ticket_id, input=record.input,
-            additional_input=record.additional_input, created_at=record.created_at))
+        self._c.execute(insert(ap_tasks), {
+            "task_id": record.task_id, "ticket_id": record.ticket_id, "input": record.input,
+            "additional_input": record.additional_input, "created_at": record.created_at})
 
     def get_task(self, task_id: str) -> TaskRecord | None:
         row = self._c.execute(select(ap_tasks).where(ap_tasks.c.task_id == task_id)).first()
@@ -75,11 +75,11 @@ class SqlApRepository:
         return [_task(r) for r in rows], int(total)
 
     def add_step(self, record: StepRecord) -> None:
-        self._c.execute(insert(ap_steps).values(
-            step_id=record.step_id, task_id=record.task_id, input=record.input,
-            additional_input=record.additional_input,
-            input_message_id=record.input_message_id, created_by=record.created_by,
-            created_at=record.created_at))
+        self._c.execute(insert(ap_steps), {
+            "step_id": record.step_id, "task_id": record.task_id, "input": record.input,
+            "additional_input": record.additional_input,
+            "input_message_id": record.input_message_id, "created_by": record.created_by,
+            "created_at": record.created_at})
 
     def steps(self, task_ids: Sequence[str]) -> list[StepRecord]:
         rows = self._c.execute(
@@ -118,12 +118,12 @@ class SqlApRepository:
         return [_artifact(r) for r in rows]
 
     def add_artifact(self, record: ArtifactRecord) -> None:
-        self._c.execute(insert(ap_artifacts).values(
-            artifact_id=record.artifact_id, task_id=record.task_id, step_id=record.step_id,
-            agent_created=record.agent_created, file_name=record.file_name,
-            relative_path=record.relative_path, size=record.size,
-            storage_key=record.storage_key, created_by=record.created_by,
-            created_at=record.created_at))
+        self._c.execute(insert(ap_artifacts), {
+            "artifact_id": record.artifact_id, "task_id": record.task_id,
+            "step_id": record.step_id, "agent_created": record.agent_created,
+            "file_name": record.file_name, "relative_path": record.relative_path,
+            "size": record.size, "storage_key": record.storage_key,
+            "created_by": record.created_by, "created_at": record.created_at})
 
     def artifacts(self, task_ids: Sequence[str]) -> list[ArtifactRecord]:
         rows = self._c.execute(

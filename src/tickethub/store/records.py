@@ -43,7 +43,7 @@ class SqlMessageRepository:
         values = {"ticket_id": ticket_id, "author": author, "via": via, "body": body,
                   "kind": kind.value, "trusted": trusted, "external_id": external_id,
                   "data": data, "created_at": at}
-        message_id = self._c.execute(insert(messages).values(values)).inserted_primary_key[0]
+        message_id = self._c.execute(insert(messages), values).inserted_primary_key[0]
         return Message(id=message_id, ticket_id=ticket_id, author=author, via=via, body=body,
                        kind=kind, trusted=trusted, created_at=at, external_id=external_id,
                        data=data)
@@ -82,7 +82,7 @@ class SqlEventLog:
         values = {"type": event.type.value, "ticket_id": event.ticket_id,
                   "ticket_path": event.ticket_path, "actor": event.actor, "data": event.data,
                   "at": at}
-        seq = self._c.execute(insert(events).values(values)).inserted_primary_key[0]
+        seq = self._c.execute(insert(events), values).inserted_primary_key[0]
         return Event(seq=seq, type=event.type, ticket_id=event.ticket_id,
                      ticket_path=event.ticket_path, actor=event.actor, data=event.data, at=at)
 

@@ -6,13 +6,27 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, exists, func, insert, or_, select, update
+from sqlalchemy import (
+    Connection,
+    and_,
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 
 from tickethub.domain.status import WAITING, Kind, Status
 from tickethub.domain.tickets import Answer, Ticket, TicketDraft, TicketQuery
 from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
 
 _WAITING_VALUES = [s.value for s in WAITING]
+# Statements built once: parameters go in at execute time, so SQLAlchemy's compiled
+# cache is hit instead of keying every call on its literal values.
+_SET_PATH = update(tickets).where(tickets.c.id == bindparam("_id"))
 
 
 def _row_to_ticket(row: Any) -> Ticket:
@@ -117,9 +131,9 @@ class SqlTicketRepository:
             "idempotency_key": idempotency_key,
             "request_hash": request_hash,
         }
-        ticket_id = self._c.execute(insert(tickets).values(values)).inserted_primary_key[0]
+        ticket_id = self._c.execute(insert(tickets), values).inserted_primary_key[0]
         path = f"{parent_path}{ticket_id}/"
-        self._c.execute(update(tickets).where(tickets.c.id == ticket_id).values(path=path))
+        self._c.execute(_SET_PATH, {"_id": ticket_id, "path": path})
         self._write_labels(ticket_id, draft.labels, ())
         self._write_refs(ticket_id, draft.refs, {})
         return Ticket(
