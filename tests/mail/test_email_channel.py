@@ -14,12 +14,13 @@ from email.message import EmailMessage
 from email.policy import default
 
 import pytest
+from pydantic import SecretStr
 
 from tests.mail.conftest import MailServers
 from tickethub.channels.email import EmailChannel, ReplyReader, SmtpSender
-from tickethub.domain.actors import Actor, ActorKind, Role
+from tickethub.domain.actors import SYSTEM, Actor, ActorKind, Role
 from tickethub.domain.status import Kind
-from tickethub.domain.tickets import TicketDraft
+from tickethub.domain.tickets import TicketDraft, TicketQuery
 from tickethub.mail.build import make_pipeline
 from tickethub.mail.extractors.rules import RulesExtractor
 from tickethub.mail.imap import ImapMailbox, ImapURL
@@ -158,3 +159,50 @@ def test_only_authorized_addresses_answer(runtime: HubRuntime, responders: dict[
     reader = ReplyReader(runtime.tickets, key=KEY, responders=responders, notify={})
     assert reader.handle(parse_mail(raw.encode())) is answered
     assert (runtime.tickets.get(ticket.id).status.value == "answered") is answered
+
+
+async def test_the_hub_follows_its_mailbox_and_mails_assignees(
+        mail_servers: MailServers, runtime: HubRuntime) -> None:
+    """``serve`` wiring: with smtp_host and imap_url set, the runtime notifies by mail and
+    follows the mailbox with IDLE while it runs."""
+    hub_box = f"h{uuid.uuid4().hex[:8]}"
+    person = f"p{uuid.uuid4().hex[:8]}"
+    send(mail_servers, _plain(f"{hub_box}@{mail_servers.domain}", "hello", "<warm@x>"))
+    await asyncio.to_thread(wait_for_mail, mail_servers, hub_box)  # the box exists
+    settings = runtime.settings.model_copy(update={
+        "smtp_host": mail_servers.smtp_host, "smtp_port": mail_servers.smtp_port,
+        "imap_url": f"imap://{hub_box}@{mail_servers.imap_host}:{mail_servers.imap_port}/INBOX",
+        "imap_password": SecretStr(mail_servers.password), "imap_idle_seconds": 5,
+        "mail_from": f"{hub_box}@{mail_servers.domain}", "data_dir": runtime.settings.data_dir,
+    })
+    hub = HubRuntime(settings)
+    try:
+        assert any(isinstance(c, EmailChannel) for c in hub.channels)
+        async with hub.running():
+            await asyncio.sleep(1.0)
+            send(mail_servers, _plain(f"{hub_box}@{mail_servers.domain}",
+                                      "The VPN drops every hour, any ideas?", "<vpn@x>",
+                                      subject="VPN drops"))
+            deadline = asyncio.get_running_loop().time() + 20
+            while asyncio.get_running_loop().time() < deadline:
+                found = [t for t in hub.tickets.list(TicketQuery(created_by="mail")).items
+                         if t.title == "VPN drops"]
+                if found:
+                    break
+                await asyncio.sleep(0.3)
+            assert found, "the hub did not pick the mail up"
+            hub.tickets.assign(SYSTEM, found[0].id, f"{person}@{mail_servers.domain}")
+            notification = await asyncio.to_thread(wait_for_mail, mail_servers, person)
+        assert "VPN drops" in str(notification["Subject"])
+    finally:
+        hub.close()
+
+
+def _plain(to: str, text: str, message_id: str, subject: str = "hi") -> EmailMessage:
+    message = EmailMessage()
+    message["From"] = "dana@example.org"
+    message["To"] = to
+    message["Subject"] = subject
+    message["Message-ID"] = message_id
+    message.set_content(text)
+    return message

@@ -83,6 +83,12 @@ class HubRuntime:
             from tickethub.channels.github import install as install_github
 
             install_github(self)
+        # The email channel (channels/email, docs/mail.md): notifications when smtp_host
+        # is set; with imap_url the hub follows that mailbox (replies answer tickets).
+        if settings.smtp_host or settings.imap_url:
+            from tickethub.channels.email import install as install_email
+
+            install_email(self)
 
     def add_loop(self, start: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``start()`` as a background task while the hub runs; call before

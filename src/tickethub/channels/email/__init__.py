@@ -1,9 +1,68 @@
 """The email channel: ticket notifications over SMTP to the people assigned
 (:class:`EmailChannel`), and their replies answering the ticket (:class:`ReplyReader`,
-used by the mail pipeline for every mail it reads)."""
+used by the mail pipeline for every mail it reads). :func:`install` wires both into a
+running hub."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
 
 from tickethub.channels.email.channel import EmailChannel
 from tickethub.channels.email.replies import ReplyReader
 from tickethub.channels.email.smtp import SmtpSender
 
-__all__ = ["EmailChannel", "ReplyReader", "SmtpSender"]
+if TYPE_CHECKING:
+    from tickethub.server.runtime import HubRuntime
+
+__all__ = ["EmailChannel", "ReplyReader", "SmtpSender", "install"]
+
+log = logging.getLogger(__name__)
+
+
+def install(runtime: HubRuntime) -> None:
+    """With ``smtp_host``: notify assignees by mail. With ``imap_url`` and
+    ``imap_password``: follow that mailbox while the hub runs (IDLE) — replies answer
+    tickets, other mail feeds the issue tree. Call before ``runtime.running()``."""
+    settings = runtime.settings
+    if settings.smtp_host:
+        runtime.add_channel(EmailChannel.from_runtime(runtime))
+    if settings.imap_url:
+        if settings.imap_password is None:
+            log.warning("imap_url is set but imap_password is not: the hub does not follow "
+                        "the mailbox (run `tickethub mail watch`, which prompts)")
+            return
+        runtime.add_loop(lambda: follow_mailbox(runtime))
+
+
+async def follow_mailbox(runtime: HubRuntime) -> None:
+    from tickethub.mail.build import make_extractor, make_pipeline
+    from tickethub.mail.imap import ImapMailbox, ImapURL
+    from tickethub.mail.sources import RawMail
+    from tickethub.store.mail_store import SqlMailState
+
+    settings = runtime.settings
+    assert settings.imap_url is not None and settings.imap_password is not None
+    pipeline = make_pipeline(runtime, make_extractor(settings.mail_extractor, runtime),
+                             reply_handler=ReplyReader.from_runtime(runtime).handle)
+    box = ImapMailbox(ImapURL.parse(settings.imap_url),
+                      settings.imap_password.get_secret_value(), SqlMailState(runtime.store),
+                      runtime.clock, batch=settings.imap_batch)
+
+    async def process(raw: RawMail) -> str:
+        return await pipeline.process(box.name, raw.key, raw.raw)
+
+    stop = asyncio.Event()
+    try:
+        while True:
+            try:
+                await box.watch(process, idle_seconds=settings.imap_idle_seconds, stop=stop)
+                return
+            except Exception:  # server away longer than the retries: try again later
+                log.exception("following %s failed; retrying in 30 s", box.name)
+                box.close()
+                await asyncio.sleep(30)
+    finally:
+        stop.set()  # lets a thread waiting in IDLE return within a second
+        box.close()
