@@ -24,15 +24,16 @@ ADMIN = "th_admin_" + "x" * 40
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "hub(**settings): hub settings for this test")
+    config.addinivalue_line("markers", "store_free: the test never reaches the store, so "
+                            "it runs on SQLite only")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Input checks never reach the store: run them on SQLite only (the machine is small;
-    every path that stores runs on both databases)."""
-    skip = pytest.mark.skip(reason="input checks do not touch the store; SQLite covers them")
+    """Tests that never reach the store (input checks, pass-through) run on SQLite only:
+    the machine is small, and every path that stores runs on both databases."""
+    skip = pytest.mark.skip(reason="store_free: SQLite covers it")
     for item in items:
-        if item.path.name == "test_errors.py" and "[postgresql" in item.nodeid \
-                and "revoked" not in item.nodeid:
+        if item.get_closest_marker("store_free") and "[postgresql" in item.nodeid:
             item.add_marker(skip)
 
 
@@ -43,11 +44,20 @@ def _token(url: str, role: str, name: str) -> str:
     return str(response.json()["token"])
 
 
-@pytest.fixture
-def upstream() -> Iterator[tuple[FakeUpstream, str]]:
+@pytest.fixture(scope="session")
+def _upstream_server() -> Iterator[tuple[FakeUpstream, str]]:
     fake = FakeUpstream()
     with LiveServer(fake.app) as server:
         yield fake, server.url + "/v1"
+
+
+@pytest.fixture
+def upstream(_upstream_server: tuple[FakeUpstream, str]) -> tuple[FakeUpstream, str]:
+    """The upstream (one server for the session), its script and records cleared."""
+    fake, url = _upstream_server
+    fake.replies.clear()
+    fake.requests.clear()
+    return fake, url
 
 
 @pytest.fixture

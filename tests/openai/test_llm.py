@@ -35,8 +35,9 @@ async def _nothing() -> None:
     return None
 
 
-async def _ask(llm: LLM, person: Callable[[], Awaitable[None]], **kwargs: Any) -> Completion:
-    call = asyncio.create_task(llm.complete(MESSAGES, **kwargs))
+async def _ask(llm: LLM, person: Callable[[], Awaitable[None]],
+               messages: list[dict[str, Any]], **kwargs: Any) -> Completion:
+    call = asyncio.create_task(llm.complete(messages, **kwargs))
     await person()
     return await asyncio.wait_for(call, 20)
 
@@ -45,10 +46,11 @@ async def contract(llm: LLM, say_hi: Callable[[], Awaitable[None]],
                    call_greet: Callable[[], Awaitable[None]]) -> None:
     """What every provider must do: reply "hi" when ``say_hi`` makes it, then call
     greet(who=bob) when ``call_greet`` makes it."""
-    text = await _ask(llm, say_hi)
+    text = await _ask(llm, say_hi, MESSAGES)
     assert text.content == "hi" and text.finish_reason == "stop" and not text.tool_calls
     assert text.to_message() == {"role": "assistant", "content": "hi"}
-    tool = await _ask(llm, call_greet, tools=[TOOL])
+    follow_up = [*MESSAGES, text.to_message(), {"role": "user", "content": "Greet bob"}]
+    tool = await _ask(llm, call_greet, follow_up, tools=[TOOL])
     assert tool.finish_reason == "tool_calls"
     [call] = tool.tool_calls
     assert (call.name, call.arguments) == ("greet", {"who": "bob"}) and call.id
@@ -68,12 +70,14 @@ class OnHubLoop:
         return await asyncio.wrap_future(future)
 
 
+@pytest.mark.store_free
 async def test_scripted_llm_passes_the_contract() -> None:
     llm = ScriptedLLM("hi", Completion(None, (ToolCall("c1", "greet", {"who": "bob"}),),
                                        "tool_calls"))
     await contract(llm, _nothing, _nothing)
 
 
+@pytest.mark.store_free
 async def test_openai_compatible_passes_the_contract(
         fake: FakeUpstream, upstream: tuple[FakeUpstream, str]) -> None:
     fake.replies += [Reply(content="hi"), Reply(tool_calls=[("greet", {"who": "bob"})])]
@@ -100,6 +104,7 @@ async def test_human_llm_passes_the_contract(hub: Hub) -> None:
                        {"name": "greet", "arguments": {"who": "bob"}}]}}))
 
 
+@pytest.mark.store_free
 async def test_scripted_llm_records_calls_and_refuses_extra_ones() -> None:
     llm = ScriptedLLM(lambda messages: f"{len(messages)} messages")
     assert (await llm.complete(MESSAGES, [TOOL])).content == "2 messages"
@@ -108,6 +113,7 @@ async def test_scripted_llm_records_calls_and_refuses_extra_ones() -> None:
         await llm.complete(MESSAGES)
 
 
+@pytest.mark.store_free
 async def test_upstream_failures_are_typed(fake: FakeUpstream,
                                            upstream: tuple[FakeUpstream, str]) -> None:
     down = OpenAICompatible("http://127.0.0.1:9/v1", model="gpt-test")

@@ -24,6 +24,7 @@ from tickethub.api.openai.schemas import ChatRequest, chunks_of, completion_id
 from tickethub.api.openai.streaming import DONE, held, sse, sse_response
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Status
+from tickethub.errors import IllegalTransition
 from tickethub.llm.errors import UpstreamError
 from tickethub.llm.openai_compatible import OpenAICompatible, completion_of
 from tickethub.llm.port import Completion, ToolCall
@@ -126,9 +127,16 @@ class ProxyDoor:
                                           timeout)
             outcome = self._conversations.approved_calls(decided)
             if outcome is None:  # nobody decided in time: fail closed, close the ticket
-                await call(self._hub.tickets.transition, actor, ticket.id, Status.CANCELLED,
-                           "openai", reason=f"no decision within {timeout:g} s")
-                return Refusal(f"no person decided within {timeout:g} s", "timeout")
+                try:
+                    await call(self._hub.tickets.transition, actor, ticket.id,
+                               Status.CANCELLED, "openai",
+                               reason=f"no decision within {timeout:g} s")
+                    return Refusal(f"no person decided within {timeout:g} s", "timeout")
+                except IllegalTransition:  # decided in the very last moment: use that
+                    decided = await call(self._hub.tickets.get, ticket.id)
+                    outcome = self._conversations.approved_calls(decided)
+                    if outcome is None:
+                        raise
             if isinstance(outcome, Refusal):
                 return outcome
             return self._approved(upstream_body, completion, outcome)
