@@ -24,16 +24,17 @@ ADMIN = "th_admin_" + "x" * 40
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "hub(**settings): hub settings for this test")
-    config.addinivalue_line("markers", "store_free: the test never reaches the store, so "
-                            "it runs on SQLite only")
+    config.addinivalue_line("markers", "sqlite_only: the test does not depend on the "
+                            "database (input checks, pass-through, doc examples)")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that never reach the store (input checks, pass-through) run on SQLite only:
-    the machine is small, and every path that stores runs on both databases."""
-    skip = pytest.mark.skip(reason="store_free: SQLite covers it")
+    """Tests that do not depend on the database (input checks, pass-through, the docs'
+    examples) run on SQLite only: the machine is small, and every path that stores
+    something of this door's own runs on both databases."""
+    skip = pytest.mark.skip(reason="sqlite_only: does not depend on the database")
     for item in items:
-        if item.get_closest_marker("store_free") and "[postgresql" in item.nodeid:
+        if item.get_closest_marker("sqlite_only") and "[postgresql" in item.nodeid:
             item.add_marker(skip)
 
 

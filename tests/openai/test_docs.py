@@ -22,6 +22,8 @@ from mcp import Client
 DOC = Path(__file__).parents[2] / "docs" / "openai-and-mcp.md"
 PLACEHOLDER = "th_agent_token_here"
 
+pytestmark = pytest.mark.sqlite_only
+
 
 def blocks(language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", DOC.read_text(), re.S)

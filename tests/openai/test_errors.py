@@ -27,7 +27,7 @@ def error_of(exc: openai.APIStatusError) -> dict[str, Any]:
     return dict(body["error"])
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_a_wrong_api_key_is_401_in_openai_shape(hub: Hub) -> None:
     with pytest.raises(openai.AuthenticationError) as caught:
         await sdk(hub, "th_wrong").chat.completions.create(model="human", messages=USER)
@@ -38,7 +38,7 @@ async def test_a_wrong_api_key_is_401_in_openai_shape(hub: Hub) -> None:
         await sdk(hub, "th_wrong").models.list()
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 @pytest.mark.hub(upstream_models=["gpt-*"])
 async def test_an_unknown_model_is_404_model_not_found(hub: Hub) -> None:
     with pytest.raises(openai.NotFoundError) as caught:
@@ -48,14 +48,14 @@ async def test_an_unknown_model_is_404_model_not_found(hub: Hub) -> None:
     assert "llama3" in error["message"]
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_a_model_the_upstream_lacks_is_its_own_404_relayed(hub: Hub) -> None:
     with pytest.raises(openai.NotFoundError) as caught:
         await sdk(hub).chat.completions.create(model="no-such-model", messages=USER)
     assert error_of(caught.value)["code"] == "model_not_found"
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 @pytest.mark.hub(upstream_base_url=None)
 async def test_without_an_upstream_only_human_models_exist(hub: Hub) -> None:
     with pytest.raises(openai.NotFoundError):
@@ -76,7 +76,7 @@ BAD_MESSAGES: list[tuple[Any, str]] = [
 ]
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_malformed_messages_are_400_naming_the_param(hub: Hub) -> None:
     for messages, param in BAD_MESSAGES:
         with pytest.raises(openai.BadRequestError) as caught:
@@ -86,7 +86,7 @@ async def test_malformed_messages_are_400_naming_the_param(hub: Hub) -> None:
         assert error["param"] == param, (messages, error)
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_malformed_tools_are_400(hub: Hub) -> None:
     with pytest.raises(openai.BadRequestError) as caught:
         await sdk(hub).chat.completions.create(
@@ -95,7 +95,7 @@ async def test_malformed_tools_are_400(hub: Hub) -> None:
     assert error_of(caught.value)["param"] == "tools.0.function.name"
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_bad_bodies_and_headers_are_400(hub: Hub) -> None:
     async with httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.agent)) as c:
         r = await c.post("/v1/chat/completions", content=b"{not json",
@@ -115,14 +115,14 @@ async def test_bad_bodies_and_headers_are_400(hub: Hub) -> None:
             assert r.json()["error"]["param"] == "X-Tickethub-Timeout"
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_unknown_v1_paths_are_404_in_openai_shape(hub: Hub) -> None:
     with pytest.raises(openai.NotFoundError) as caught:
         await sdk(hub).embeddings.create(model="human", input="x")
     assert error_of(caught.value)["type"] == "invalid_request_error"
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_the_native_api_keeps_problem_json(hub: Hub) -> None:
     async with httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.agent)) as c:
         r = await c.get("/api/v1/tickets/999999")
@@ -134,7 +134,7 @@ async def test_the_native_api_keeps_problem_json(hub: Hub) -> None:
         assert r.json()["code"] == "malformed_json" and "error" not in r.json()
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_models_lists_human_and_the_upstreams_models(hub: Hub) -> None:
     client = sdk(hub)
     ids = [m.id for m in (await client.models.list()).data]
@@ -143,7 +143,7 @@ async def test_models_lists_human_and_the_upstreams_models(hub: Hub) -> None:
     assert (await client.models.retrieve("gpt-test")).owned_by == "test"
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 @pytest.mark.hub(upstream_models=["gpt-*"])
 async def test_only_configured_models_go_upstream(hub: Hub) -> None:
     client = sdk(hub)

@@ -70,14 +70,14 @@ class OnHubLoop:
         return await asyncio.wrap_future(future)
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_scripted_llm_passes_the_contract() -> None:
     llm = ScriptedLLM("hi", Completion(None, (ToolCall("c1", "greet", {"who": "bob"}),),
                                        "tool_calls"))
     await contract(llm, _nothing, _nothing)
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_openai_compatible_passes_the_contract(
         fake: FakeUpstream, upstream: tuple[FakeUpstream, str]) -> None:
     fake.replies += [Reply(content="hi"), Reply(tool_calls=[("greet", {"who": "bob"})])]
@@ -104,7 +104,7 @@ async def test_human_llm_passes_the_contract(hub: Hub) -> None:
                        {"name": "greet", "arguments": {"who": "bob"}}]}}))
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_scripted_llm_records_calls_and_refuses_extra_ones() -> None:
     llm = ScriptedLLM(lambda messages: f"{len(messages)} messages")
     assert (await llm.complete(MESSAGES, [TOOL])).content == "2 messages"
@@ -113,7 +113,7 @@ async def test_scripted_llm_records_calls_and_refuses_extra_ones() -> None:
         await llm.complete(MESSAGES)
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_upstream_failures_are_typed(fake: FakeUpstream,
                                            upstream: tuple[FakeUpstream, str]) -> None:
     down = OpenAICompatible("http://127.0.0.1:9/v1", model="gpt-test")

@@ -33,7 +33,7 @@ def sdk(hub: Hub, **headers: str) -> openai.AsyncOpenAI:
                               default_headers=headers or None)
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_plain_requests_pass_through(hub: Hub, fake: FakeUpstream) -> None:
     completion = await sdk(hub).chat.completions.create(
         model="gpt-test", messages=USER, temperature=0.2, user="u-1")
@@ -44,7 +44,7 @@ async def test_plain_requests_pass_through(hub: Hub, fake: FakeUpstream) -> None
     assert sent["temperature"] == 0.2 and sent["user"] == "u-1" and sent["messages"] == USER
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_streams_pass_through(hub: Hub, fake: FakeUpstream) -> None:
     stream = await sdk(hub).chat.completions.create(
         model="gpt-test", messages=[{"role": "user", "content": "one two three"}],
@@ -217,7 +217,7 @@ async def test_a_slow_upstream_is_504_and_recorded(hub: Hub, fake: FakeUpstream)
     assert "did not answer in time" in (await get(hub, f"/api/v1/tickets/{ticket_id}"))["body"]
 
 
-@pytest.mark.store_free
+@pytest.mark.sqlite_only
 async def test_an_upstream_server_error_is_502(hub: Hub, fake: FakeUpstream) -> None:
     fake.replies.append(Reply(status=500))
     with pytest.raises(openai.APIStatusError) as caught:
