@@ -249,3 +249,29 @@ def test_file_source_errors_name_the_field(tmp_path: Path, name: str) -> None:
     assert caught.value.field == "source"
     with pytest.raises(ValidationFailed, match="not a Maildir"):
         FileSource(tmp_path)
+
+
+async def test_undo_reverts_what_one_mail_did(runtime: HubRuntime,
+                                              pipeline: MailPipeline) -> None:
+    from tickethub.errors import NotFound
+    from tickethub.mail.undo import undo_mail
+
+    await ingest(pipeline, "sample", sample())
+    xine = "<1033819393.1146.1.camel@rh8.localdomain>"  # "now installs fine": complete
+    axel = "<20021008220353.GA17382@bonzo.nirvana>"  # completes Nessus and asks for 1.2.6
+    done = undo_mail(runtime.tickets, pipeline.state, xine, runtime.clock.now())
+    # it was answered before; an answer cannot be put back by a transition: reopened
+    assert [(u.op, u.result) for u in done] == [("complete", "done → open")]
+    tree = {i["title"]: i for i in export_tree(runtime.tickets)["issues"]}
+    assert xine not in {h["message_id"] for h in tree["Xine dependencies"]["history"]}
+    undo_mail(runtime.tickets, pipeline.state, axel, runtime.clock.now())
+    issues = export_tree(runtime.tickets)["issues"]
+    raised = next(i for i in issues if i["source_message_id"] == axel)
+    assert raised["status"] == "cancelled"
+    # undoing twice changes nothing more; re-ingesting does not redo it
+    assert undo_mail(runtime.tickets, pipeline.state, axel, runtime.clock.now()) == []
+    await ingest(make_pipeline(runtime, RulesExtractor()), "sample", sample())
+    assert next(i for i in export_tree(runtime.tickets)["issues"]
+                if i["source_message_id"] == axel)["status"] == "cancelled"
+    with pytest.raises(NotFound):
+        undo_mail(runtime.tickets, pipeline.state, "<nope@x>", runtime.clock.now())

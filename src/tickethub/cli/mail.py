@@ -8,6 +8,7 @@ settings as ``serve``: TICKETHUB_DATABASE_URL or SQLite in the data folder).
   tickethub mail score labels.json --mbox sample.mbox
   tickethub mail digest [--send]                 # overdue, stalled, newly done
   tickethub mail quarantine                      # what could not be read, and why
+  tickethub mail undo '<message-id@host>'         # revert what one mail did
 """
 
 from __future__ import annotations
@@ -243,6 +244,23 @@ def digest(send: bool, root_issue: int | None, data_dir: Path | None) -> None:
             SmtpSender.from_settings(runtime.settings).send(
                 digest_email(found, text, runtime.settings.mail_from, to))
             click.echo(f"sent to {', '.join(to)}", err=True)
+
+
+@mail.command()
+@click.argument("message_id")
+@_data_dir
+def undo(message_id: str, data_dir: Path | None) -> None:
+    """Undo what the mail MESSAGE_ID did: cancel the issues it raised, put back the
+    statuses it changed (each undo is noted in the ticket's history)."""
+    from tickethub.mail.undo import undo_mail
+    from tickethub.store.mail_store import SqlMailState
+
+    mid = message_id if message_id.startswith("<") else f"<{message_id}>"
+    with _runtime(data_dir) as runtime:
+        for item in undo_mail(runtime.tickets, SqlMailState(runtime.store), mid,
+                              runtime.clock.now(),
+                              defer_days=runtime.settings.mail_defer_days):
+            click.echo(f"#{item.ticket_id}\t{item.op}\t{item.result}")
 
 
 @mail.command()

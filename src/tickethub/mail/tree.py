@@ -3,7 +3,7 @@
 JSON: ``{"issues": [{"id", "parent_id", "kind", "status", "title", "source_message_id",
 "history": [{"message_id", "op", "new_status"}]}]}`` — ``source_message_id`` is the
 Message-ID of the mail that raised the issue, ``op`` one of add, answer, complete,
-status. Issues come parents first.
+status (undone operations are left out). Issues come parents first.
 """
 
 from __future__ import annotations
@@ -36,9 +36,13 @@ def export_tree(tickets: TicketService, root_id: int | None = None) -> dict[str,
     issues = []
     for ticket in tree_tickets(tickets, root_id):
         history = []
-        for message in tickets.messages(ticket.id):
+        messages = tickets.messages(ticket.id)
+        undone = {m.data.get("undoes") for m in messages
+                  if m.via == VIA and isinstance(m.data, dict) and m.data.get("op") == "undo"}
+        for message in messages:
             data = message.data if isinstance(message.data, dict) else {}
-            if message.via != VIA or data.get("op") not in HISTORY_OPS:
+            if message.via != VIA or data.get("op") not in HISTORY_OPS or \
+                    message.external_id in undone:
                 continue
             history.append({"message_id": data.get("message_id"), "op": data["op"],
                             "new_status": data.get("new_status")})
