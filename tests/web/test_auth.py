@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +16,7 @@ from tests.web.conftest import PASSWORD, Browser, ask, csrf_of, sign_in
 from tickethub.api.app import create_app
 from tickethub.cli.main import cli
 from tickethub.domain.actors import Role
-from tickethub.errors import Conflict, Unauthenticated, ValidationFailed
+from tickethub.errors import Conflict, NotFound, Unauthenticated, ValidationFailed
 from tickethub.server.runtime import HubRuntime
 from tickethub.settings import Settings
 from tickethub.testing import FakeClock
@@ -189,3 +190,56 @@ def test_cli_sets_a_password(tmp_path: Path) -> None:
         assert session.actor.role is Role.RESPONDER
     finally:
         hub.close()
+
+
+async def login_with_link(client: httpx.AsyncClient, url: str) -> httpx.Response:
+    page = await client.get(url)
+    assert page.status_code == 200 and "Sign in with a link" in page.text
+    fields = dict(re.findall(r'name="(csrf|token|next)" value="([^"]*)"', page.text))
+    return await client.post("/login/link", data=fields)
+
+
+async def test_a_login_link_works_once_and_returns_to_its_page(
+        client: httpx.AsyncClient, runtime: HubRuntime, person: str) -> None:
+    token = runtime.sessions.login_link(person, 600)
+    url = f"/login/link?token={token}&next=/t/3"
+    fetched_twice = await client.get(url)  # a mail scanner fetching it spends nothing
+    assert fetched_twice.status_code == 200
+    response = await login_with_link(client, url)
+    assert response.status_code == 303 and response.headers["location"] == "/t/3"
+    assert "th_session=" in response.headers["set-cookie"]
+    assert (await client.get("/")).status_code == 200
+    client.cookies.clear()
+    again = await login_with_link(client, url)
+    assert again.status_code == 401 and "unknown, used or expired" in again.text
+    assert (await client.get("/")).status_code == 303
+
+
+async def test_login_links_expire_and_need_the_form_token(
+        clocked: tuple[httpx.AsyncClient, FakeClock, HubRuntime]) -> None:
+    client, clock, hub = clocked
+    token = hub.sessions.login_link("pat", 300)
+    await client.get(f"/login/link?token={token}")
+    forged = await client.post("/login/link", data={"token": token})
+    assert forged.status_code == 403
+    clock.advance(seconds=301)
+    late = await login_with_link(client, f"/login/link?token={token}")
+    assert late.status_code == 401
+    with pytest.raises(NotFound):
+        hub.sessions.login_link("nobody")
+    with pytest.raises(ValidationFailed):
+        hub.sessions.login_link("pat", 5)
+
+
+def test_cli_prints_a_login_link(tmp_path: Path) -> None:
+    runner = CliRunner()
+    made = runner.invoke(cli, ["user", "set-password", "robin", "--password-stdin",
+                               "--data-dir", str(tmp_path)], input=PASSWORD + "\n")
+    assert made.exit_code == 0
+    result = runner.invoke(cli, ["user", "login-link", "robin", "--next", "/t/9",
+                                 "--data-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert re.match(r"^http://127\.0\.0\.1:8080/login/link\?token=\S+&next=%2Ft%2F9$",
+                    result.output.strip())
+    missing = runner.invoke(cli, ["user", "login-link", "nobody", "--data-dir", str(tmp_path)])
+    assert missing.exit_code == 3

@@ -47,3 +47,30 @@ def set_password(name: str, role: str, password_stdin: bool, data_dir: Path | No
     finally:
         hub.close()
     click.echo(f"{actor.name} ({actor.role}) can now sign in at {hub.public_url('/login')}")
+
+
+@user.command("login-link")
+@click.argument("name")
+@click.option("--minutes", type=float, default=15, show_default=True,
+              help="How long the link works (it works once).")
+@click.option("--next", "next_path", default="/", show_default=True,
+              help="The page to open after signing in, e.g. /t/42.")
+@click.option("--data-dir", type=click.Path(path_type=Path), default=None,
+              help="Folder of the hub's database [default: ./data].")
+def login_link(name: str, minutes: float, next_path: str, data_dir: Path | None) -> None:
+    """Print a one-time sign-in link for NAME (a person)."""
+    from urllib.parse import urlencode
+
+    from tickethub.server.runtime import HubRuntime
+    from tickethub.settings import Settings
+
+    settings = Settings(data_dir=data_dir) if data_dir else Settings()
+    hub = HubRuntime(settings)
+    try:
+        token = hub.sessions.login_link(name, minutes * 60)
+    except TickethubError as exc:
+        raise Failure.of(exc) from None
+    finally:
+        hub.close()
+    query = urlencode({"token": token, "next": next_path})
+    click.echo(hub.public_url(f"/login/link?{query}"))

@@ -11,6 +11,8 @@ Contracts:
   or expired. A session lives ``ttl`` seconds and is renewed (one write) once less than
   half of that remains, so an active person stays signed in and reads stay read-only.
 * ``sign_out(token)`` ends the session; calling it twice is harmless.
+* ``login_link(name, ttl)`` makes a one-time sign-in token for an existing person;
+  ``sign_in_with_link(token)`` spends it (once, before it expires) for a new session.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from tickethub.domain.actors import Actor, ActorKind, Role
-from tickethub.errors import Conflict, Unauthenticated, ValidationFailed
+from tickethub.errors import Conflict, NotFound, Unauthenticated, ValidationFailed
 from tickethub.services.passwords import MIN_LENGTH, hash_password, verify_password
 from tickethub.services.ports import Clock, SecretGenerator
 
@@ -57,6 +59,11 @@ class SessionStore(Protocol):
     def renew_session(self, token_hash: str, expires_at: datetime) -> None: ...
     def delete_session(self, token_hash: str) -> None: ...
     def delete_expired(self, now: datetime) -> int: ...
+    def add_link(self, token_hash: str, actor: Actor, at: datetime,
+                 expires_at: datetime) -> None: ...
+    def take_link(self, token_hash: str, now: datetime) -> Actor | None:
+        """The link's person if it exists and has not expired; the link is gone after."""
+        ...
 
 
 def _digest(token: str) -> str:
@@ -88,9 +95,34 @@ class SessionService:
         stored = found[1] if found else _DUMMY_HASH
         if not verify_password(password, stored) or found is None:
             raise Unauthenticated("wrong username or password", field="password")
+        return self._start(found[0])
+
+    def login_link(self, name: str, ttl_seconds: float = 900) -> str:
+        """A one-time sign-in token for ``name`` (a person), valid ``ttl_seconds``."""
+        if not 60 <= ttl_seconds <= 7 * 24 * 3600:
+            raise ValidationFailed("a link lives between 1 minute and 7 days",
+                                   field="minutes")
+        actor = self._store.get_actor(name)
+        if actor is None:
+            raise NotFound(f"there is no person named {name}", field="name")
+        if actor.kind is not ActorKind.PERSON:
+            raise Conflict(f"{name} is an {actor.kind}; only people sign in", field="name")
         now = self._clock.now()
         token = self._secrets.token()
-        session = Session(_digest(token), found[0], self._secrets.token(), now, now + self._ttl)
+        self._store.add_link(_digest(token), actor, now, now + timedelta(seconds=ttl_seconds))
+        return token
+
+    def sign_in_with_link(self, token: str) -> tuple[Session, str]:
+        actor = self._store.take_link(_digest(token), self._clock.now()) if token else None
+        if actor is None:
+            raise Unauthenticated("this sign-in link is unknown, used or expired",
+                                  field="token")
+        return self._start(actor)
+
+    def _start(self, actor: Actor) -> tuple[Session, str]:
+        now = self._clock.now()
+        token = self._secrets.token()
+        session = Session(_digest(token), actor, self._secrets.token(), now, now + self._ttl)
         self._store.delete_expired(now)
         self._store.add_session(session)
         return session, token

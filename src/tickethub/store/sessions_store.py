@@ -44,6 +44,16 @@ web_sessions = Table(
 )
 
 
+login_links = Table(
+    "login_links",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    Column("actor_id", Integer, ForeignKey("actors.id"), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+)
+
+
 def _actor(row: Any) -> Actor:
     return Actor(row.name, Role(row.role), ActorKind(row.kind), row.id)
 
@@ -101,6 +111,23 @@ class SqlSessionStore:
         with self._store.write() as uow:
             uow.connection.execute(delete(web_sessions)
                                    .where(web_sessions.c.token_hash == token_hash))
+
+    def add_link(self, token_hash: str, actor: Actor, at: datetime,
+                 expires_at: datetime) -> None:
+        with self._store.write() as uow:
+            uow.connection.execute(delete(login_links).where(login_links.c.expires_at <= at))
+            uow.connection.execute(insert(login_links).values(
+                token_hash=token_hash, actor_id=actor.id, created_at=at, expires_at=expires_at))
+
+    def take_link(self, token_hash: str, now: datetime) -> Actor | None:
+        stmt = (select(actors).join(login_links, login_links.c.actor_id == actors.c.id)
+                .where(login_links.c.token_hash == token_hash,
+                       login_links.c.expires_at > now))
+        with self._store.write() as uow:
+            row = uow.connection.execute(stmt).first()
+            uow.connection.execute(delete(login_links)
+                                   .where(login_links.c.token_hash == token_hash))
+        return _actor(row) if row else None
 
     def delete_expired(self, now: datetime) -> int:
         with self._store.write() as uow:

@@ -2,19 +2,24 @@
 
 The sign-in form is protected against login CSRF with a double-submit token: a random
 value in an HTTP-only cookie that the form must echo back.
+
+A login link (``tickethub user login-link NAME``) opens ``/login/link?token=...``, which
+only shows a button: the token is spent by the POST, so mail scanners that fetch links
+do not use it up.
 """
 
 from __future__ import annotations
 
 import hmac
 import secrets
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
 from tickethub.api.deps import call
 from tickethub.errors import Unauthenticated
+from tickethub.services.sessions import Session
 from tickethub.web.render import page
 from tickethub.web.session import (
     COOKIE,
@@ -50,13 +55,48 @@ async def login_form(request: Request, next: str | None = None) -> Response:
     return _login_page(request, target)
 
 
+def _check_login_csrf(request: Request, form: Any) -> None:
+    sent, expected = str(form.get("csrf") or ""), request.cookies.get(LOGIN_COOKIE) or ""
+    if not sent or not expected or not hmac.compare_digest(sent.encode(), expected.encode()):
+        raise CsrfRejected()
+
+
+def _signed_in(request: Request, session: Session, token: str, target: str) -> Response:
+    response = RedirectResponse(target, status_code=303)
+    max_age = int((session.expires_at - session.created_at).total_seconds())
+    set_cookie(request, response, COOKIE, token, max_age=max_age)
+    clear_cookie(request, response, LOGIN_COOKIE)
+    return response
+
+
+@router.get("/login/link")
+async def link_form(request: Request, token: str = "", next: str | None = None) -> Response:
+    csrf = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
+    response = page(request, "login_link.html", {"token": token, "csrf": csrf,
+                                                 "next": safe_next(next), "viewer": None})
+    set_cookie(request, response, LOGIN_COOKIE, csrf, max_age=3600)
+    return response
+
+
+@router.post("/login/link")
+async def link_sign_in(request: Request) -> Response:
+    hub = request.app.state.hub
+    form = await request.form()
+    _check_login_csrf(request, form)
+    target = safe_next(str(form.get("next") or ""))
+    try:
+        session, token = await call(hub.sessions.sign_in_with_link, str(form.get("token") or ""))
+    except Unauthenticated as exc:
+        return _login_page(request, target, error=f"{exc.detail}; sign in with your "
+                           "password or ask for a new link.", status_code=401)
+    return _signed_in(request, session, token, target)
+
+
 @router.post("/login")
 async def login(request: Request) -> Response:
     hub = request.app.state.hub
     form = await request.form()
-    sent, expected = str(form.get("csrf") or ""), request.cookies.get(LOGIN_COOKIE) or ""
-    if not sent or not expected or not hmac.compare_digest(sent.encode(), expected.encode()):
-        raise CsrfRejected()
+    _check_login_csrf(request, form)
     target = safe_next(str(form.get("next") or ""))
     username = str(form.get("username") or "").strip()
     try:
@@ -65,11 +105,7 @@ async def login(request: Request) -> Response:
     except Unauthenticated as exc:
         return _login_page(request, target, error=exc.detail, username=username,
                            status_code=401)
-    response = RedirectResponse(target, status_code=303)
-    max_age = int((session.expires_at - session.created_at).total_seconds())
-    set_cookie(request, response, COOKIE, token, max_age=max_age)
-    clear_cookie(request, response, LOGIN_COOKIE)
-    return response
+    return _signed_in(request, session, token, target)
 
 
 @router.post("/logout")
