@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import ValidationError
 
+from tickethub.api.deps import bearer_token
 from tickethub.api.openai.errors import OpenAIRoute
 from tickethub.api.openai.gateway import Gateway, caller, gateway
 from tickethub.api.openai.human import HUMAN, is_human
@@ -59,10 +60,15 @@ def _timeout(request: Request, default: float) -> float:
 
 
 @router.post("/chat/completions", summary="Create a chat completion (OpenAI-compatible)")
-async def chat_completions(request: Request, me: Me, gate: Gate) -> Response:
+async def chat_completions(request: Request) -> Response:
     """Model ``human`` or ``human:<label>`` asks a person through a ticket (headers
     ``X-Tickethub-Mode: block|handoff``, ``X-Tickethub-Timeout``,
-    ``X-Tickethub-Conversation``); any other model goes to the configured upstream."""
+    ``X-Tickethub-Conversation``); any other model goes to the configured upstream.
+    Authenticate with ``Authorization: Bearer <hub token>``."""
+    # No FastAPI dependencies on the proxy's hot path: resolving them costs more than
+    # the whole rest of a pass-through.
+    gate = gateway(request)
+    me = await gate.tokens.actor(bearer_token(request))
     raw, body, chat = await _body(request)
     settings = gate.hub.settings
     if is_human(chat.model):
