@@ -12,7 +12,6 @@ time to the first content chunk. Anchor: the same upstream called directly, same
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
 import socket

@@ -67,8 +67,7 @@ async def test_the_dotenv_points_an_unchanged_agent_at_the_hub(hub: Hub) -> None
              "r = OpenAI().chat.completions.create(model=os.environ['SMART_LLM'], "
              "messages=[{'role': 'user', 'content': 'Need help with the build'}])\n"
              "print(r.choices[0].message.content)\n")
-    for key in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
-        os.environ.pop(key, None)
+    assert {"OPENAI_BASE_URL", "OPENAI_API_KEY"} <= set(env)  # they override ours
     proc = await run_python(agent, env)
     out, err = await asyncio.wait_for(proc.communicate(), 90)
     assert proc.returncode == 0, err.decode()
