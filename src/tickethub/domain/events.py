@@ -19,6 +19,7 @@ class EventType(StrEnum):
     TICKET_ASSIGNED = "ticket.assigned"
     TICKET_LABELED = "ticket.labeled"
     TICKET_EXPIRED = "ticket.expired"
+    TICKET_LINKED = "ticket.linked"  # a ref to the outside (e.g. a GitHub issue) was set
 
 
 @dataclass(frozen=True, slots=True)

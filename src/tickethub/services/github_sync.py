@@ -1,0 +1,284 @@
+"""The GitHub channel's own state: connected repositories (with their routing rules and
+polling cursor), ticket ↔ issue links, the comment ledger, the write ledger that makes
+outbound writes exactly-once, and the durable inbox of webhook deliveries.
+
+Contracts:
+
+* ``connect`` is for admins; ``repo`` is ``owner/name`` (stored lower-case, since GitHub
+  names are case-insensitive). A connection routes a ticket when ``match_all`` is set, or
+  when every criterion it has matches (any of ``labels``; any of ``kinds``; the ticket is
+  ``parent_id`` or below it). A connection with no criterion routes nothing by itself:
+  it still receives comments on issues it already has, and imports.
+* ``receive`` stores a webhook delivery once per ``delivery_id`` and returns whether it
+  was new: a replay is stored nothing and has no second effect.
+* ``claim_write``/``finish_write`` bracket one outbound write with a stable key: a key
+  that was attempted but not finished tells the caller to look on GitHub for the object
+  (by the marker it embedded) before writing again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Protocol
+
+from tickethub.domain.actors import Actor, require_admin
+from tickethub.domain.status import Kind
+from tickethub.domain.tickets import Ticket, normalize_labels
+from tickethub.errors import NotFound, ValidationFailed
+from tickethub.services.ports import Clock
+
+_REPO = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
+
+
+def check_repo(full_name: str, field: str = "repo") -> str:
+    """``owner/name`` lower-cased, or ``ValidationFailed`` naming ``field``."""
+    name = full_name.strip()
+    if not _REPO.match(name) or name.endswith((".git", "/.", "/..")):
+        raise ValidationFailed(f"{full_name!r} is not a repository name like owner/repo",
+                               field=field)
+    return name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class RepoConnection:
+    id: int
+    full_name: str
+    labels: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    parent_id: int | None = None
+    match_all: bool = False
+    import_label: str | None = None
+    poll: bool = False
+    poll_since: str | None = None
+    poll_etag: str | None = None
+    next_poll_at: datetime | None = None
+    last_polled_at: datetime | None = None
+    connected_by: str = ""
+    created_at: datetime | None = None
+
+    @property
+    def owner(self) -> str:
+        return self.full_name.split("/", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.full_name.split("/", 1)[1]
+
+    def routes(self, ticket: Ticket) -> bool:
+        """True when this connection's rule sends ``ticket`` to the repository."""
+        if self.match_all:
+            return True
+        if not (self.labels or self.kinds or self.parent_id is not None):
+            return False
+        if self.labels and not set(self.labels) & set(ticket.labels):
+            return False
+        if self.kinds and ticket.kind.value not in self.kinds:
+            return False
+        return self.parent_id is None or f"/{self.parent_id}/" in ticket.path
+
+
+@dataclass(frozen=True, slots=True)
+class IssueLink:
+    """A ticket mirrored as issue ``repo#number`` (``issue_id`` is GitHub's database id,
+    which the sub-issue API takes). ``state`` is ``open``, ``closed``, ``deleted`` or
+    ``transferred``; the last two end mirroring."""
+
+    ticket_id: int
+    repo: str
+    number: int
+    issue_id: int
+    state: str = "open"
+    status_comment_id: int | None = None
+    status_hash: str | None = None
+    labels: tuple[str, ...] = ()
+    assignee: str | None = None
+    parent_linked: bool = False
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    @property
+    def gone(self) -> bool:
+        return self.state in ("deleted", "transferred")
+
+    @property
+    def url_ref(self) -> str:
+        return f"{self.repo}#{self.number}"
+
+
+@dataclass(frozen=True, slots=True)
+class CommentRecord:
+    """One GitHub comment seen on a mirrored issue. ``outcome`` says what it did:
+    ``answered``/``applied`` (a command took effect), ``rejected`` (a command the hub
+    refused), ``unknown`` (not a command we know), ``untrusted`` (kept, no effect) or
+    ``message`` (kept as a trusted message). ``consumed`` is true once it resolved the
+    ticket, i.e. the agent may have acted on it."""
+
+    comment_id: int
+    repo: str
+    ticket_id: int
+    author: str
+    trusted: bool
+    body_hash: str
+    command: str | None = None
+    outcome: str | None = None
+    consumed: bool = False
+    edits: int = 0
+    deleted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class InboxItem:
+    id: int
+    delivery_id: str
+    event: str
+    payload: str
+    status: str
+    attempts: int
+    error: str | None
+    received_at: datetime
+
+
+class GithubStore(Protocol):
+    def add_connection(self, conn: RepoConnection) -> RepoConnection: ...
+    def update_connection(self, conn: RepoConnection) -> None: ...
+    def delete_connection(self, full_name: str) -> bool: ...
+    def connections(self) -> list[RepoConnection]: ...
+    def link(self, ticket_id: int) -> IssueLink | None: ...
+    def link_by_number(self, repo: str, number: int) -> IssueLink | None: ...
+    def save_link(self, link: IssueLink) -> None: ...
+    def links(self, repo: str | None) -> list[IssueLink]: ...
+    def comment(self, comment_id: int) -> CommentRecord | None: ...
+    def save_comment(self, record: CommentRecord, at: datetime) -> None: ...
+    def write_state(self, key: str) -> tuple[bool, int | None]: ...
+    def claim_write(self, key: str, at: datetime) -> None: ...
+    def finish_write(self, key: str, object_id: int | None, at: datetime) -> None: ...
+    def inbox_add(self, delivery_id: str, event: str, payload: str, at: datetime) -> bool: ...
+    def inbox_pending(self, limit: int) -> list[InboxItem]: ...
+    def inbox_finish(self, item_id: int, status: str, error: str | None,
+                     at: datetime) -> None: ...
+    def inbox_counts(self) -> dict[str, int]: ...
+
+
+class GithubSyncService:
+    """Use cases over the GitHub channel's state. Thread-safe (one transaction a call)."""
+
+    def __init__(self, store: GithubStore, clock: Clock, max_attempts: int = 5) -> None:
+        self._store = store
+        self._clock = clock
+        self._max_attempts = max_attempts
+
+    # -- connections ---------------------------------------------------------------------
+
+    def connect(self, by: Actor, repo: str, *, labels: Sequence[str] = (),
+                kinds: Sequence[str] = (), parent_id: int | None = None,
+                match_all: bool = False, import_label: str | None = None,
+                poll: bool = False) -> RepoConnection:
+        """Connect ``repo`` (or change its rule when it is connected already)."""
+        require_admin(by, "connecting a repository")
+        full_name = check_repo(repo)
+        known = {k.value for k in Kind}
+        bad = sorted(set(kinds) - known)
+        if bad:
+            raise ValidationFailed(f"unknown kinds {bad}; known: {sorted(known)}", field="kind")
+        conn = RepoConnection(
+            id=0, full_name=full_name, labels=normalize_labels(tuple(labels)),
+            kinds=tuple(sorted(set(kinds))), parent_id=parent_id, match_all=match_all,
+            import_label=import_label.strip() if import_label else None, poll=poll,
+            connected_by=by.name, created_at=self._clock.now(),
+        )
+        existing = self.connection(full_name)
+        if existing is None:
+            return self._store.add_connection(conn)
+        updated = replace(existing, labels=conn.labels, kinds=conn.kinds, parent_id=parent_id,
+                          match_all=match_all, import_label=conn.import_label or
+                          existing.import_label, poll=poll)
+        self._store.update_connection(updated)
+        return updated
+
+    def disconnect(self, by: Actor, repo: str) -> None:
+        require_admin(by, "disconnecting a repository")
+        if not self._store.delete_connection(check_repo(repo)):
+            raise NotFound(f"{repo} is not connected", field="repo")
+
+    def connections(self) -> list[RepoConnection]:
+        return self._store.connections()
+
+    def connection(self, repo: str) -> RepoConnection | None:
+        name = repo.lower()
+        return next((c for c in self._store.connections() if c.full_name == name), None)
+
+    def route(self, ticket: Ticket) -> RepoConnection | None:
+        """The first connection (oldest first) whose rule sends ``ticket`` out."""
+        return next((c for c in self._store.connections() if c.routes(ticket)), None)
+
+    def save_poll(self, conn: RepoConnection, since: str | None, etag: str | None,
+                  next_poll_at: datetime) -> RepoConnection:
+        updated = replace(conn, poll_since=since, poll_etag=etag, next_poll_at=next_poll_at,
+                          last_polled_at=self._clock.now())
+        self._store.update_connection(updated)
+        return updated
+
+    # -- links and comments --------------------------------------------------------------
+
+    def link(self, ticket_id: int) -> IssueLink | None:
+        return self._store.link(ticket_id)
+
+    def link_by_number(self, repo: str, number: int) -> IssueLink | None:
+        return self._store.link_by_number(repo.lower(), number)
+
+    def save_link(self, link: IssueLink) -> IssueLink:
+        now = self._clock.now()
+        saved = replace(link, repo=link.repo.lower(), created_at=link.created_at or now,
+                        updated_at=now)
+        self._store.save_link(saved)
+        return saved
+
+    def links(self, repo: str | None = None) -> list[IssueLink]:
+        return self._store.links(repo.lower() if repo else None)
+
+    def comment(self, comment_id: int) -> CommentRecord | None:
+        return self._store.comment(comment_id)
+
+    def save_comment(self, record: CommentRecord) -> None:
+        self._store.save_comment(record, self._clock.now())
+
+    # -- exactly-once writes -------------------------------------------------------------
+
+    def write_state(self, key: str) -> tuple[bool, int | None]:
+        """``(attempted, object_id)`` for the write ``key``."""
+        return self._store.write_state(key)
+
+    def claim_write(self, key: str) -> None:
+        self._store.claim_write(key, self._clock.now())
+
+    def finish_write(self, key: str, object_id: int | None) -> None:
+        self._store.finish_write(key, object_id, self._clock.now())
+
+    # -- webhook inbox -------------------------------------------------------------------
+
+    def receive(self, delivery_id: str, event: str, payload: str) -> bool:
+        if not delivery_id.strip():
+            raise ValidationFailed("X-GitHub-Delivery is missing", field="X-GitHub-Delivery")
+        if not event.strip():
+            raise ValidationFailed("X-GitHub-Event is missing", field="X-GitHub-Event")
+        return self._store.inbox_add(delivery_id.strip()[:100], event.strip()[:50], payload,
+                                     self._clock.now())
+
+    def pending(self, limit: int = 50) -> list[InboxItem]:
+        return self._store.inbox_pending(limit)
+
+    def processed(self, item: InboxItem, status: str = "done") -> None:
+        self._store.inbox_finish(item.id, status, None, self._clock.now())
+
+    def failed(self, item: InboxItem, error: str) -> bool:
+        """Record a failed attempt; True if the item stays pending for another try."""
+        retry = item.attempts + 1 < self._max_attempts
+        self._store.inbox_finish(item.id, "pending" if retry else "failed", error[:2000],
+                                 self._clock.now())
+        return retry
+
+    def inbox_counts(self) -> dict[str, int]:
+        return self._store.inbox_counts()

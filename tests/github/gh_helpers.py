@@ -1,0 +1,75 @@
+"""Helpers for the GitHub channel tests: constants, waiting, and signed webhook
+deliveries built from the community webhook examples."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import gh_examples
+import httpx
+
+from tickethub.channels.github.signature import sign
+
+ADMIN_TOKEN = "th_admin_" + "x" * 40  # the root conftest's admin token
+SECRET = "whsec_" + "s" * 30
+REPO = "octo-org/hello-world"
+
+
+async def eventually(check: Callable[[], Any], timeout: float = 5.0) -> Any:
+    """Poll ``check`` (sync or async) until it returns something truthy."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        value = check()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return value
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        await asyncio.sleep(0.02)
+
+
+def comment_payload(action: str, repo: str, number: int, comment_id: int, login: str,
+                    body: str, association: str = "COLLABORATOR") -> dict[str, Any]:
+    """The community ``issue_comment`` example, re-aimed at our repository and issue."""
+    payload = gh_examples.webhook("issue_comment", action)
+    owner, name = repo.split("/")
+    payload["repository"].update(full_name=repo, name=name)
+    payload["repository"]["owner"]["login"] = owner
+    payload["issue"]["number"] = number
+    payload["comment"].update(
+        id=comment_id, body=body, author_association=association,
+        issue_url=f"https://api.github.com/repos/{repo}/issues/{number}")
+    payload["comment"]["user"]["login"] = login
+    payload["sender"]["login"] = login
+    return payload
+
+
+def issue_payload(action: str, repo: str, number: int, sender: str,
+                  **issue_fields: Any) -> dict[str, Any]:
+    payload = gh_examples.webhook("issues", action)
+    owner, name = repo.split("/")
+    payload["repository"].update(full_name=repo, name=name)
+    payload["repository"]["owner"]["login"] = owner
+    payload["issue"]["number"] = number
+    payload["issue"].update(issue_fields)
+    payload["sender"]["login"] = sender
+    return payload
+
+
+async def deliver(client: httpx.AsyncClient, event: str, payload: dict[str, Any], *,
+                  delivery: str | None = None, secret: str | None = SECRET,
+                  signature: str | None = None) -> httpx.Response:
+    body = json.dumps(payload).encode()
+    headers = {"Content-Type": "application/json", "X-GitHub-Event": event,
+               "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+               "User-Agent": "GitHub-Hookshot/test"}
+    if signature is not None:
+        headers["X-Hub-Signature-256"] = signature
+    elif secret is not None:
+        headers["X-Hub-Signature-256"] = sign(secret, body)
+    return await client.post("/hooks/github", content=body, headers=headers)
