@@ -72,7 +72,8 @@ class RetryPolicy:
         wait: float | None = None
         if isinstance(exc, RateLimitExceeded):
             wait = exc.retry_after.total_seconds()
-        elif (isinstance(exc, RequestFailed) and _is_secondary(exc.response.raw_response)) or (isinstance(exc, RequestFailed) and exc.response.status_code >= 500) or isinstance(exc, RequestTimeout):
+        elif isinstance(exc, RequestTimeout) or (isinstance(exc, RequestFailed) and (
+                exc.response.status_code >= 500 or _is_secondary(exc.response.raw_response))):
             wait = self.backoff * 2 ** retry_count
         if wait is None or wait > self.inline_max:
             return RetryOption(False)

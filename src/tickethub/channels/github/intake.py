@@ -9,6 +9,7 @@ later; after ``max_attempts`` the delivery is marked ``failed`` and kept for ins
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -46,10 +47,8 @@ class WebhookIntake:
                 raise
             except Exception:  # keep the loop alive; the next round retries
                 log.exception("GitHub webhook round failed")
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self._next_wait())
-            except TimeoutError:
-                pass
 
     def _next_wait(self) -> float:
         if not self._not_before:
