@@ -12,6 +12,7 @@ import time
 import uuid
 from email.message import EmailMessage
 from email.policy import default
+from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
@@ -31,6 +32,13 @@ from tickethub.server.runtime import HubRuntime
 from tickethub.store.mail_store import SqlMailState
 
 KEY = b"k" * 32
+
+
+@pytest.fixture
+def database_url(tmp_path: Path) -> str:
+    """SQLite only here: these tests wait on real mail servers, and what they store goes
+    through the same pipeline and services that test_pipeline runs on both databases."""
+    return f"sqlite:///{tmp_path / 'hub.db'}"
 AGENT = Actor("deploy-bot", Role.AGENT, ActorKind.AGENT)
 
 
