@@ -11,6 +11,7 @@ import socket
 import threading
 import uuid
 from email.message import EmailMessage
+from pathlib import Path
 
 import pytest
 
@@ -202,3 +203,23 @@ def test_imap_url_parsing() -> None:
         with pytest.raises(ValidationFailed) as caught:
             ImapURL.parse(bad)
         assert caught.value.field == "source"
+
+
+def test_cli_ingest_from_imap_prompts_for_the_password_without_echo(
+        mail_servers: MailServers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from tickethub.cli.main import cli
+
+    monkeypatch.delenv("TICKETHUB_DATABASE_URL", raising=False)
+    monkeypatch.delenv("TICKETHUB_IMAP_PASSWORD", raising=False)
+    folder = f"T{uuid.uuid4().hex[:10]}"
+    fill_folder(mail_servers, folder, sample_bytes()[:5])
+    url = f"imap://{mail_servers.user}@{mail_servers.imap_host}:{mail_servers.imap_port}/{folder}"
+    result = CliRunner().invoke(cli, ["mail", "ingest", url, "--data-dir",
+                                      str(tmp_path / "data"), "--json"],
+                                input=mail_servers.password + "\n", catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "IMAP password for" in result.stderr
+    assert mail_servers.password not in result.output + result.stderr
+    assert '"read": 5' in result.stdout
