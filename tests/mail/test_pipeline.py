@@ -275,3 +275,21 @@ async def test_undo_reverts_what_one_mail_did(runtime: HubRuntime,
                 if i["source_message_id"] == axel)["status"] == "cancelled"
     with pytest.raises(NotFound):
         undo_mail(runtime.tickets, pipeline.state, "<nope@x>", runtime.clock.now())
+
+
+async def test_tree_json_from_plain_records_matches_the_export(
+        runtime: HubRuntime, pipeline: MailPipeline) -> None:
+    """What ``tickethub tree`` can build from the REST API (plain strings, no enums)."""
+    from types import SimpleNamespace
+
+    from tickethub.mail.tree import tree_json, tree_tickets
+
+    await ingest(pipeline, "sample", sample())
+    pairs = []
+    for t in tree_tickets(runtime.tickets, None):
+        plain = SimpleNamespace(id=t.id, parent_id=t.parent_id, kind=t.kind.value,
+                                status=t.status.value, title=t.title, refs=dict(t.refs))
+        messages = [SimpleNamespace(via=m.via, external_id=m.external_id, data=m.data)
+                    for m in runtime.tickets.messages(t.id)]
+        pairs.append((plain, messages))
+    assert tree_json(pairs) == export_tree(runtime.tickets)

@@ -8,6 +8,7 @@ status (undone operations are left out). Issues come parents first.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from tickethub.domain.tickets import Ticket, TicketQuery
@@ -33,12 +34,21 @@ def tree_tickets(tickets: TicketService, root_id: int | None) -> list[Ticket]:
 
 
 def export_tree(tickets: TicketService, root_id: int | None = None) -> dict[str, Any]:
+    """The tree in the JSON shape above, read through the ticket service."""
+    return tree_json((t, tickets.messages(t.id)) for t in tree_tickets(tickets, root_id))
+
+
+def tree_json(pairs: Iterable[tuple[Any, Sequence[Any]]]) -> dict[str, Any]:
+    """The JSON shape from ``(ticket, its messages)`` pairs, parents first. Works with the
+    domain's ``Ticket``/``Message`` and with the SDK's models alike (it reads ``id``,
+    ``parent_id``, ``kind``, ``status``, ``title``, ``refs``; ``via``, ``external_id``,
+    ``data``), so ``tickethub tree`` can build it from a running hub:
+    ``tree_json((t, hub.messages(t.id)) for _, t in hub.tree(root, 32).walk())``."""
     issues = []
-    for ticket in tree_tickets(tickets, root_id):
-        history = []
-        messages = tickets.messages(ticket.id)
+    for ticket, messages in pairs:
         undone = {m.data.get("undoes") for m in messages
                   if m.via == VIA and isinstance(m.data, dict) and m.data.get("op") == "undo"}
+        history = []
         for message in messages:
             data = message.data if isinstance(message.data, dict) else {}
             if message.via != VIA or data.get("op") not in HISTORY_OPS or \
@@ -47,11 +57,15 @@ def export_tree(tickets: TicketService, root_id: int | None = None) -> dict[str,
             history.append({"message_id": data.get("message_id"), "op": data["op"],
                             "new_status": data.get("new_status")})
         issues.append({
-            "id": ticket.id, "parent_id": ticket.parent_id, "kind": ticket.kind.value,
-            "status": ticket.status.value, "title": ticket.title,
-            "source_message_id": ticket.refs.get("email"), "history": history,
+            "id": ticket.id, "parent_id": ticket.parent_id, "kind": _value(ticket.kind),
+            "status": _value(ticket.status), "title": ticket.title,
+            "source_message_id": (ticket.refs or {}).get("email"), "history": history,
         })
     return {"issues": issues}
+
+
+def _value(field: Any) -> str:
+    return str(getattr(field, "value", field))
 
 
 def tree_markdown(tree: dict[str, Any]) -> str:
