@@ -154,15 +154,17 @@ def test_reply_tokens_bind_ticket_and_recipient() -> None:
     assert verified_ticket(KEY, "ann@example.org", f"<th.{token}.abc@hub>") == 12
 
 
-@pytest.mark.parametrize("responders, sender, answered", [
-    ({"boss@example.org": "boss"}, "boss@example.org", True),  # a configured responder
-    ({}, "boss@example.org", False),  # a valid token, but not an authorized address
+@pytest.mark.parametrize("responders, sender, extra, answered", [
+    ({"boss@example.org": "boss"}, "boss@example.org", "", True),  # a configured responder
+    ({}, "ops@example.org", "", True),  # the assignee
+    ({}, "boss@example.org", "", False),  # a valid token, but not an authorized address
+    ({}, "ops@example.org", "Auto-Submitted: auto-replied\n", False),  # out of office
 ])
 def test_only_authorized_addresses_answer(runtime: HubRuntime, responders: dict[str, str],
-                                          sender: str, answered: bool) -> None:
+                                          sender: str, extra: str, answered: bool) -> None:
     ticket, _ = runtime.tickets.ask(AGENT, TicketDraft(Kind.QUESTION, "Ship it?",
                                                        assignee="ops@example.org"))
-    raw = (f"From: {sender}\nTo: reply+{sign(KEY, ticket.id, sender)}@hub.example\n"
+    raw = (f"From: {sender}\nTo: reply+{sign(KEY, ticket.id, sender)}@hub.example\n{extra}"
            f"Subject: Re: Ship it?\nMessage-ID: <a-{uuid.uuid4().hex}@x>\n\nYes, ship it.\n")
     reader = ReplyReader(runtime.tickets, key=KEY, responders=responders, notify={})
     assert reader.handle(parse_mail(raw.encode())) is answered

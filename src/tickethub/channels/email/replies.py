@@ -2,7 +2,8 @@
 
 Check, then handle: a mail is a reply only when a signed token in its recipients,
 ``X-Tickethub-Token`` header, In-Reply-To or References verifies for its own From
-address (``mail.reply_token``), and that address may answer — it is in
+address (``mail.reply_token``), it is not automatic (out-of-office replies and bounces
+carry ``Auto-Submitted``), and that address may answer — it is in
 ``mail_responders`` (address → actor name) or it is where the ticket's assignee is
 notified. The author's own text (quotes and signature stripped) becomes the answer; on
 a ticket that no longer waits it is kept as a message. Anything else is not a reply and
@@ -51,6 +52,8 @@ class ReplyReader:
                                " ".join(mail.in_reply_to), " ".join(mail.references))
 
     def handle(self, mail: ParsedMail) -> bool:
+        if mail.is_automatic:
+            return False  # an out-of-office or bounce to a notification is no answer
         ticket_id = self.ticket_of(mail)
         if ticket_id is None:
             return False
