@@ -122,10 +122,12 @@ class OperationApplier:
         body = f"{who} {verb} (mail {mail.message_id}): “{op.evidence.strip()[:500]}”"
         if not applied and note:
             body += f" — not applied: {note}"
-        data = {"op": op.op, "message_id": mail.message_id,
+        data: dict[str, Any] = {"op": op.op, "message_id": mail.message_id,
                 "new_status": ticket.status.value if op.op != "add" else None,
                 "requested_status": op.resulting_status, "from_status": from_status,
                 "evidence": op.evidence[:1000], "applied": applied, "extractor": extractor,
                 "from": mail.from_addr}
+        if op.due is not None:  # a deadline named by the mail (kept; see docs/mail.md)
+            data["due"] = op.due.isoformat()
         self._tickets.post_message(self.actor, ticket.id, body, VIA, external_id=key,
                                    trusted=False, data=data)
