@@ -4,9 +4,9 @@ pagination, downloaded as a stream; unsafe paths and oversize files are refused.
 from __future__ import annotations
 
 import httpx
+
 from tests.agent_protocol.conftest import AP, MAX_ARTIFACT, create_task, ticket_of
 from tests.conftest import make_token
-
 from tickethub.server.runtime import HubRuntime
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import httpx
 import pytest
+
 from tests.agent_protocol.conftest import AP
 from tests.conftest import make_token
-
 from tickethub.api.agent_protocol.context import anonymous_allowed, is_loopback
 from tickethub.server.runtime import HubRuntime
 from tickethub.settings import Settings

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from bench.hub import HubProcess
+
 from tests.conftest import require_server
 
 SPECS = Path(__file__).resolve().parents[2].parent / "shared" / "specs"

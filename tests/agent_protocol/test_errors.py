@@ -4,6 +4,7 @@ field; the native API keeps its problem+json."""
 from __future__ import annotations
 
 import httpx
+
 from tests.agent_protocol.conftest import AP, create_task
 
 
@@ -66,6 +67,7 @@ async def test_a_non_object_body_is_422(client: httpx.AsyncClient) -> None:
 BAD_PAGING: list[dict[str, object]] = [
     {"page_size": 0}, {"page_size": -1}, {"current_page": 0}, {"current_page": -3},
     {"page_size": "ten"}, {"current_page": "1.5"}, {"page_size": 1001},
+    {"current_page": 2**31},
 ]
 
 

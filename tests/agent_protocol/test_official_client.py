@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 from bench.hub import HubProcess
-from tests.conftest import require_server
 
+from tests.conftest import require_server
 from tickethub.sdk import AsyncHub
 
 CLIENT = "agent-protocol-client==1.1.0"

@@ -7,9 +7,9 @@ import asyncio
 from typing import Any
 
 import httpx
+
 from tests.agent_protocol.conftest import AP, create_task, ticket_of
 from tests.conftest import make_token
-
 from tickethub.server.runtime import HubRuntime
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from bench.hub import HubProcess
+
 from tests.agent_protocol.conftest import AP, create_task, ticket_of
 
 

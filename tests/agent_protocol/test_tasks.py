@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
+
 from tests.agent_protocol.conftest import AP, create_task, ticket_of
 
 
@@ -93,3 +96,21 @@ async def test_include_steps_adds_the_steps(client: httpx.AsyncClient) -> None:
     assert listed["tasks"][0]["steps"][0]["step_id"] == step["step_id"]
     plain = (await client.get(f"{AP}/{task['task_id']}")).json()
     assert "steps" not in plain
+
+
+async def test_concurrent_creates_are_committed_together_and_each_answered(
+    client: httpx.AsyncClient,
+) -> None:
+    """Group commit: many creates at once all come back, each with its own task."""
+    responses = await asyncio.gather(*(
+        client.post(AP, json={"input": f"t{i}", "additional_input": {"i": i}})
+        for i in range(40)))
+    tasks = [r.json() for r in responses]
+    assert all(r.status_code == 200 for r in responses)
+    assert [t["input"] for t in tasks] == [f"t{i}" for i in range(40)]
+    assert len({t["task_id"] for t in tasks}) == 40
+    listed = (await client.get(AP, params={"page_size": 100})).json()
+    assert listed["pagination"]["total_items"] == 40
+    for i in (0, 17, 39):
+        found = (await client.get(AP, params={"i": str(i)})).json()["tasks"]
+        assert [t["task_id"] for t in found] == [tasks[i]["task_id"]]

@@ -64,6 +64,15 @@ class ArtifactRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskInput:
+    """A task to create: who asks, and the body of ``POST /ap/v1/agent/tasks``."""
+
+    actor: Actor
+    text: str | None
+    additional_input: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
 class TaskFilter:
     """Extension filters of the task list: ticket status, a label, additional_input keys."""
 
@@ -163,23 +172,32 @@ class AgentTaskService:
 
     def create(self, actor: Actor, text: str | None,
                additional_input: dict[str, Any] | None) -> TaskView:
-        task_id = self._new_id()
-        refs: dict[str, Any] = {REF_TASK: task_id, **input_refs(additional_input)}
-        draft = TicketDraft(kind=Kind.TASK, title=_title(text), body=text or "", refs=refs)
+        return self.create_many([TaskInput(actor, text, additional_input)])[0]
+
+    def create_many(self, inputs: Sequence[TaskInput]) -> list[TaskView]:
+        """Create several tasks in one transaction (group commit): all or none."""
         now = self._clock.now()
+        views: list[TaskView] = []
         with self._store.write() as uow:
-            ticket = uow.tickets.add(draft, actor.name, now)
-            record = TaskRecord(task_id, ticket.id, text, additional_input, now)
-            uow.ap.add_task(record)
-            event = uow.events.append(
-                NewEvent(EventType.TICKET_CREATED, ticket.id, ticket.path, actor.name,
-                         {"kind": ticket.kind.value, "title": ticket.title,
-                          "parent_id": None, "status": ticket.status.value,
-                          REF_TASK: task_id}),
-                now,
-            )
-        self._notifier.notify(event.seq, [ticket])
-        return TaskView(record, ticket, [])
+            for item in inputs:
+                task_id = self._new_id()
+                refs: dict[str, Any] = {REF_TASK: task_id, **input_refs(item.additional_input)}
+                draft = TicketDraft(kind=Kind.TASK, title=_title(item.text),
+                                    body=item.text or "", refs=refs)
+                ticket = uow.tickets.add(draft, item.actor.name, now)
+                record = TaskRecord(task_id, ticket.id, item.text, item.additional_input, now)
+                uow.ap.add_task(record)
+                event = uow.events.append(
+                    NewEvent(EventType.TICKET_CREATED, ticket.id, ticket.path, item.actor.name,
+                             {"kind": ticket.kind.value, "title": ticket.title,
+                              "parent_id": None, "status": ticket.status.value,
+                              REF_TASK: task_id}),
+                    now,
+                )
+                views.append(TaskView(record, ticket, []))
+        if views:
+            self._notifier.notify(event.seq, [v.ticket for v in views])
+        return views
 
     def get(self, task_id: str, *, with_steps: bool = False) -> TaskView:
         with self._store.read() as uow:

@@ -15,11 +15,12 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from tickethub.api.agent_protocol.batching import GroupCommit
 from tickethub.api.deps import bearer_token, call, runtime
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.errors import Unauthenticated
 from tickethub.server.runtime import HubRuntime
-from tickethub.services.agent_tasks import AgentTaskService
+from tickethub.services.agent_tasks import AgentTaskService, TaskInput, TaskView
 from tickethub.services.artifacts import ArtifactService
 from tickethub.settings import Settings
 from tickethub.store.ap_records import SqlApStore
@@ -46,6 +47,7 @@ class ApServices:
     tasks: AgentTaskService
     artifacts: ArtifactService
     anonymous: Actor | None
+    creates: GroupCommit[TaskInput, TaskView]
 
     @classmethod
     def build(cls, hub: HubRuntime) -> ApServices:
@@ -54,8 +56,10 @@ class ApServices:
         anonymous = None
         if anonymous_allowed(hub.settings):
             anonymous = Actor(hub.settings.ap_anonymous_agent, Role.AGENT, ActorKind.AGENT)
+        tasks = AgentTaskService(store, hub.clock, hub.bus)
         return cls(
-            tasks=AgentTaskService(store, hub.clock, hub.bus),
+            tasks=tasks,
+            creates=GroupCommit(tasks.create_many),
             artifacts=ArtifactService(store, storage, hub.clock,
                                       hub.settings.ap_max_artifact_bytes),
             anonymous=anonymous,

@@ -30,7 +30,7 @@ from tickethub.api.deps import call
 from tickethub.domain.status import Status
 from tickethub.errors import ValidationFailed
 from tickethub.server.runtime import HubRuntime
-from tickethub.services.agent_tasks import REF_INPUT, StepView, TaskFilter
+from tickethub.services.agent_tasks import REF_INPUT, StepView, TaskFilter, TaskInput
 
 router = APIRouter(route_class=AgentProtocolRoute, tags=["agent"])
 
@@ -40,7 +40,7 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
 INVALID: dict[int | str, dict[str, Any]] = {
     422: {"description": "Unable to process request: an invalid or malformed body or "
           "parameter; `field` names it."}}
-Page = Annotated[int, Query(ge=1, description="Page number")]
+Page = Annotated[int, Query(ge=1, le=2**31 - 1, description="Page number")]
 PageSize = Annotated[int, Query(ge=1, le=1000, description="Number of items per page")]
 _LIST_PARAMS = frozenset({"current_page", "page_size", "status", "label", "include"})
 
@@ -66,7 +66,7 @@ async def create_task(svc: Services, me: Me, body: TaskRequestBody | None = None
     """The task becomes a ticket of kind ``task`` (its id in the ticket's refs as
     ``ap_task_id``), for a person or an agent worker to take."""
     body = body or TaskRequestBody()
-    view = await call(svc.tasks.create, me, body.input, body.additional_input)
+    view = await svc.creates.submit(TaskInput(me, body.input, body.additional_input))
     return JSONResponse(task_out(view))
 
 

@@ -1,0 +1,55 @@
+"""Group commit for task creation: requests that arrive while a create transaction is
+running wait for it and then go in together, in the next single transaction. Each
+request is still answered only after its task is committed; a failed transaction fails
+every request in it (nothing of it is stored)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
+
+from tickethub.api.deps import call
+
+In = TypeVar("In")
+Out = TypeVar("Out")
+
+MAX_BATCH = 64
+
+
+class GroupCommit(Generic[In, Out]):
+    """``await submit(item)`` runs ``commit([items...])`` (blocking, in the thread pool)
+    with whatever else is waiting, one transaction at a time."""
+
+    def __init__(self, commit: Callable[[Sequence[In]], list[Out]],
+                 max_batch: int = MAX_BATCH) -> None:
+        self._commit = commit
+        self._max = max_batch
+        self._queue: list[tuple[In, asyncio.Future[Out]]] = []
+        self._draining = False
+
+    async def submit(self, item: In) -> Out:
+        future: asyncio.Future[Out] = asyncio.get_running_loop().create_future()
+        self._queue.append((item, future))
+        if not self._draining:
+            self._draining = True
+            asyncio.get_running_loop().create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        try:
+            while self._queue:
+                batch, self._queue = self._queue[: self._max], self._queue[self._max:]
+                try:
+                    results = await call(self._commit, [item for item, _ in batch])
+                except Exception as exc:
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+                for (_, future), result in zip(batch, results, strict=True):
+                    if future.done():  # the request went away; its task is stored anyway
+                        continue
+                    future.set_result(result)
+        finally:
+            self._draining = False

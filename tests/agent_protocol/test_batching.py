@@ -1,0 +1,43 @@
+"""GroupCommit: requests waiting behind a running transaction go in the next one."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+
+import pytest
+
+from tickethub.api.agent_protocol.batching import GroupCommit
+
+
+async def test_waiting_items_share_the_next_transaction() -> None:
+    batches: list[list[int]] = []
+    gate = threading.Event()
+
+    def commit(items: Sequence[int]) -> list[int]:
+        if not batches:
+            gate.wait(5)  # hold the first transaction open while others arrive
+        batches.append(list(items))
+        return [i * 10 for i in items]
+
+    group = GroupCommit(commit, max_batch=3)
+    first = asyncio.create_task(group.submit(0))
+    await asyncio.sleep(0.05)
+    rest = [asyncio.create_task(group.submit(i)) for i in range(1, 6)]
+    await asyncio.sleep(0.05)
+    gate.set()
+    assert await first == 0
+    assert [await r for r in rest] == [10, 20, 30, 40, 50]
+    assert batches == [[0], [1, 2, 3], [4, 5]]
+
+
+async def test_a_failed_transaction_fails_every_request_in_it() -> None:
+    def commit(items: Sequence[int]) -> list[int]:
+        raise RuntimeError("database gone")
+
+    group = GroupCommit(commit)
+    results = await asyncio.gather(group.submit(1), group.submit(2), return_exceptions=True)
+    assert all(isinstance(r, RuntimeError) for r in results)
+    with pytest.raises(RuntimeError):
+        await group.submit(3)
