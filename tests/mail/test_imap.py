@@ -14,6 +14,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
+from imapclient.exceptions import LoginError
 
 from tests.mail.conftest import SAMPLE_MBOX, MailServers
 from tickethub.mail.build import make_pipeline
@@ -227,3 +228,92 @@ def test_cli_ingest_from_imap_prompts_for_the_password_without_echo(
     assert "IMAP password for" in result.stderr
     assert mail_servers.password not in result.output + result.stderr
     assert '"read": 5' in result.stdout
+
+
+class TlsFront:
+    """TLS in front of the (plain, loopback) recipe IMAP server, with a throwaway
+    self-signed certificate: what an ``imaps://`` mailbox looks like."""
+
+    def __init__(self, host: str, port: int, workdir: Path) -> None:
+        import ssl
+        import subprocess
+
+        self.cert, key = workdir / "cert.pem", workdir / "key.pem"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days",
+                        "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+                        "-keyout", str(key), "-out", str(self.cert)],
+                       check=True, capture_output=True, timeout=60)
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(self.cert, key)
+        self.target = (host, port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                raw, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
+
+    def _serve(self, raw: socket.socket) -> None:
+        try:
+            client = self.context.wrap_socket(raw, server_side=True)
+        except OSError:  # the client refused our certificate
+            raw.close()
+            return
+        upstream = socket.create_connection(self.target)
+        for a, b in ((upstream, client), (client, upstream)):
+            threading.Thread(target=DroppingProxy._pump, args=(a, b, None),
+                             daemon=True).start()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+async def test_imaps_connects_with_tls_and_verifies_the_certificate(
+        mail_servers: MailServers, runtime: HubRuntime, tmp_path: Path) -> None:
+    import ssl
+
+    folder = f"T{uuid.uuid4().hex[:10]}"
+    fill_folder(mail_servers, folder, sample_bytes()[:3])
+    front = TlsFront(mail_servers.imap_host, mail_servers.imap_port, tmp_path)
+    url = ImapURL.parse(f"imaps://{mail_servers.user}@127.0.0.1:{front.port}/{folder}")
+    pipeline = make_pipeline(runtime, RulesExtractor())
+    state = SqlMailState(runtime.store)
+
+    async def process(raw: RawMail) -> str:
+        return await pipeline.process(url.name, raw.key, raw.raw)
+
+    try:
+        untrusting = ImapMailbox(url, mail_servers.password, state, runtime.clock)
+        with pytest.raises(ssl.SSLCertVerificationError):
+            await untrusting.run(process)  # a certificate nobody vouched for is refused
+        trusting = ImapMailbox(url, mail_servers.password, state, runtime.clock,
+                               ssl_context=ssl.create_default_context(cafile=str(front.cert)))
+        assert await trusting.run(process) == 3
+        trusting.close()
+        wrong = ImapMailbox(url, "not-the-password", state, runtime.clock,
+                            ssl_context=ssl.create_default_context(cafile=str(front.cert)))
+        with pytest.raises(LoginError):
+            await wrong.run(process)
+        assert wrong.reconnects == 0
+    finally:
+        front.close()
+
+
+def test_cli_wrong_imap_password_is_one_line(mail_servers: MailServers, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from tickethub.cli.main import cli
+
+    monkeypatch.delenv("TICKETHUB_DATABASE_URL", raising=False)
+    monkeypatch.setenv("TICKETHUB_IMAP_PASSWORD", "wrong")
+    url = f"imap://{mail_servers.user}@{mail_servers.imap_host}:{mail_servers.imap_port}/INBOX"
+    result = CliRunner().invoke(cli, ["mail", "ingest", url, "--data-dir",
+                                      str(tmp_path / "data")])
+    assert result.exit_code == 4
+    assert "(unauthenticated, field imap_password)" in result.stderr

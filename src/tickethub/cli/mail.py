@@ -127,6 +127,10 @@ def watch(url: str | None, extractor: str | None, root_issue: int | None,
 
 async def _ingest_imap(runtime: HubRuntime, pipeline: Any, url: str, *,
                        watch: bool) -> dict[str, int]:
+    import ssl
+
+    from imapclient.exceptions import LoginError
+
     from tickethub.mail.imap import ImapMailbox, ImapURL
     from tickethub.store.mail_store import SqlMailState
 
@@ -149,6 +153,15 @@ async def _ingest_imap(runtime: HubRuntime, pipeline: Any, url: str, *,
             await box.watch(process, idle_seconds=runtime.settings.imap_idle_seconds)
         else:
             await box.run(process)
+    except LoginError as exc:
+        raise output.Failure(f"IMAP login as {parsed.user} failed: {exc}", "unauthenticated",
+                             "imap_password", output.NOT_ALLOWED) from exc
+    except ssl.SSLCertVerificationError as exc:
+        raise output.Failure(f"the IMAP server's certificate is not trusted: {exc}",
+                             "tls_untrusted", "source", output.UNAVAILABLE) from exc
+    except OSError as exc:
+        raise output.Failure(f"cannot reach {parsed.host}:{parsed.port}: {exc}",
+                             "unavailable", "source", output.UNAVAILABLE) from exc
     finally:
         box.close()
     summary: dict[str, int] = pipeline.summary.as_dict()

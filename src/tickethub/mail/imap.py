@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from imapclient import IMAPClient
-from imapclient.exceptions import IMAPClientError
+from imapclient.exceptions import IMAPClientError, LoginError
 
 from tickethub.errors import ValidationFailed
 from tickethub.mail.sources import RawMail
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 Process = Callable[[RawMail], Awaitable[str]]
 _DROPPED = (OSError, socket.timeout, IMAPClientError, ssl.SSLError, EOFError)
+_FATAL = (LoginError, ssl.SSLCertVerificationError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +114,9 @@ class ImapMailbox:
             try:
                 handed += await self._run_once(process)
                 return handed
+            except _FATAL:
+                self.close()
+                raise  # a wrong password or an untrusted certificate does not heal by retrying
             except _DROPPED as exc:
                 failures += 1
                 self.close()
