@@ -59,13 +59,12 @@ class GithubMirror(Channel):
         self._sync = sync
         self._gateway = gateway
         self._link_back = link_back
-        self._active = False
-
-    def refresh(self) -> None:
-        self._active = bool(self._sync.connections())
 
     def targets(self, event: Event) -> Sequence[str]:
-        return ["issues"] if self._active and event.type in MIRRORED else []
+        # Every ticket event is a delivery; ``deliver`` decides from the ticket and the
+        # connections at that time (a rule cached here could be stale for an event that
+        # the worker's cursor then moves past).
+        return ["issues"] if event.type in MIRRORED else []
 
     async def deliver(self, delivery: Delivery, event: Event) -> None:
         try:
