@@ -71,12 +71,17 @@ async def stream_events(
         batch = first
         with hub.bus.log_signal() as signal:
             yield "retry: 1000\n\n"
+            # `first` was read before the signal existed: read once more before the
+            # first sleep, or an event committed in between waits for a keep-alive.
+            reread = False
             while True:
                 for event in batch:
                     yield _sse(event)
                     cursor = event.seq
-                if len(batch) < _STREAM_BATCH and not await signal.wait(keepalive):
+                if (reread and len(batch) < _STREAM_BATCH
+                        and not await signal.wait(keepalive)):
                     yield ": keep-alive\n\n"
+                reread = True
                 batch = await call(hub.events.since, cursor, limit=_STREAM_BATCH,
                                    ticket_id=ticket_id, subtree_of=subtree)
 
