@@ -96,3 +96,4 @@ def test_ctrl_c_stops_waiting_and_leaves_the_ticket_open(hub_process, admin: Hub
     assert stderr.strip() == (f"stopped waiting; ticket #{ticket.id} stays open "
                               f"(tickethub wait {ticket.id} to go on)")
     assert admin.get(ticket.id).waiting
+    admin.transition(ticket.id, "cancelled")  # frees the long-poll the hub still holds

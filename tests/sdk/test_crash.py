@@ -83,7 +83,7 @@ def test_wait_survives_kill_9_and_every_ask_survives(tmp_path: Path) -> None:
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         agent.post(target.id, "before the crash")
-        until(lambda: len(seen) == 1, 10, "the stream to deliver the first message")
+        until(lambda: len(seen) == 1, 30, "the stream to deliver the first message")
 
         old_pid = process.pid
         process.kill()

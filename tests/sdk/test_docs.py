@@ -19,10 +19,10 @@ ANSWERED = ("Which region should the new cluster run in?", "Review chapter")
 APPROVED = ("Deploy v2 to production?",)
 
 
-def person(url: str, token: str, stop: threading.Event) -> None:
-    """Poll the event log; answer or approve the tickets the examples wait on."""
+def person(url: str, token: str, cursor: int, stop: threading.Event) -> None:
+    """Poll the event log after ``cursor``; answer or approve the tickets the examples
+    wait on."""
     with Hub(url, token, via="docs") as hub:
-        cursor = int(hub.health()["last_seq"])
         while not stop.is_set():
             for event in hub.events(since=cursor):
                 cursor = event.seq
@@ -45,7 +45,10 @@ def test_the_python_examples_in_docs_sdk_md_run(hub_process, responder_token, mo
     monkeypatch.setenv("TICKETHUB_URL", hub_process.url)
     monkeypatch.setenv("TICKETHUB_TOKEN", hub_process.admin_token)
     stop = threading.Event()
-    helper = threading.Thread(target=person, args=(hub_process.url, responder_token, stop),
+    with Hub(hub_process.url, responder_token) as probe:
+        cursor = int(probe.health()["last_seq"])  # before the first example asks anything
+    helper = threading.Thread(target=person,
+                              args=(hub_process.url, responder_token, cursor, stop),
                               daemon=True)
     helper.start()
     namespace: dict[str, object] = {"__name__": "docs_sdk"}
