@@ -39,6 +39,8 @@ class Hub(HubConfig):
     Every method raises :class:`~tickethub.sdk.errors.HubError` (or a subclass) when the
     hub refuses or cannot be reached; only :meth:`wait` and :meth:`stream_events` ride out
     an unreachable or restarting hub. Use it as a context manager, or call :meth:`close`.
+    One Hub may be shared between threads (as its ``httpx.Client`` may), e.g. one thread
+    waiting while another asks.
     """
 
     def __init__(self, url: str | None = None, token: str | None = None,
