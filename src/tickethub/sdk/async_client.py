@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -14,8 +14,8 @@ import httpx
 
 from tickethub.sdk import flows
 from tickethub.sdk.calls import When
-from tickethub.sdk.config import HubConfig
-from tickethub.sdk.flows import Emit, Flow, Open, ReadLine, Send, Sleep
+from tickethub.sdk.config import DEFAULT_POLL_SECONDS, HubConfig
+from tickethub.sdk.flows import Backoff, Emit, Flow, Open, ReadLine, Send, Sleep
 from tickethub.sdk.models import Event, Message, Ticket, TokenInfo, TreeNode
 
 T = TypeVar("T")
@@ -38,9 +38,12 @@ class AsyncHub(HubConfig):
     """
 
     def __init__(self, url: str | None = None, token: str | None = None,
-                 timeout: float = 30.0, *, transport: httpx.AsyncBaseTransport | None = None,
-                 **options: Any) -> None:
-        super().__init__(url, token, timeout, **options)
+                 timeout: float = 30.0, *, via: str | None = None,
+                 headers: Mapping[str, str] | None = None,
+                 poll_seconds: float = DEFAULT_POLL_SECONDS, backoff: Backoff | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        super().__init__(url, token, timeout, via=via, headers=headers,
+                         poll_seconds=poll_seconds, backoff=backoff)
         self._client = httpx.AsyncClient(base_url=self.url, headers=self.headers,
                                          timeout=timeout, transport=transport)
 

@@ -23,9 +23,17 @@ DEFAULT_POLL_SECONDS = 50.0
 
 
 class HubConfig:
-    """Connection settings: ``url`` and ``token`` default to ``$TICKETHUB_URL`` (else
-    ``http://127.0.0.1:8080``) and ``$TICKETHUB_TOKEN``. ``via`` names the channel answers
-    given through this client are recorded under (sent as ``X-Tickethub-Via``)."""
+    """Connection settings shared by both clients.
+
+    ``url`` and ``token`` default to ``$TICKETHUB_URL`` (else ``http://127.0.0.1:8080``)
+    and ``$TICKETHUB_TOKEN``; ``timeout`` is the per-request timeout in seconds (long-polls
+    get their own). ``via`` names the channel answers given through this client are
+    recorded under (sent as ``X-Tickethub-Via``); ``headers`` are added to every request.
+    ``poll_seconds`` is how long each long-poll of ``wait`` asks the hub to hold, and
+    ``backoff`` how ``wait`` and ``stream_events`` space their retries while the hub is
+    unreachable. ``transport`` (on the clients) is handed to httpx, e.g. for a proxy or
+    a mock.
+    """
 
     def __init__(self, url: str | None = None, token: str | None = None, timeout: float = 30.0,
                  *, via: str | None = None, headers: Mapping[str, str] | None = None,

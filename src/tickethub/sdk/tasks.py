@@ -195,8 +195,12 @@ async def serve_tasks(handler: Handler, hub: AsyncHub | None = None, *,
             data = event.data
             if (event.type == "message.posted" and data.get("via") == AP_CHANNEL
                     and data.get("ap_step_id") and data.get("ap_task_id")):
+                step = None
+                if "ap_input" in data:  # a small step carries its input: no read needed
+                    step = {"status": "running", "input": data["ap_input"],
+                            "additional_input": data.get("ap_additional_input")}
                 worker.take(str(data["ap_task_id"]), str(data["ap_step_id"]),
-                            event.ticket_id)
+                            event.ticket_id, step)
     finally:
         await worker.close()
         if own:
