@@ -68,6 +68,14 @@ async def client(runtime: HubRuntime, github: GithubChannel
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://hub") as c:
             yield c
+        if os.environ.get("GH_DEBUG_TASKS"):
+            asyncio.get_running_loop().call_later(3, _dump_tasks)
+
+
+def _dump_tasks() -> None:
+    for task in asyncio.all_tasks():
+        print("TASK", task)
+        task.print_stack()
 
 
 @pytest.fixture

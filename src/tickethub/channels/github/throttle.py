@@ -21,19 +21,24 @@ class WriteSpacer(BaseThrottler):
 
     def __init__(self, interval: float = 1.0, max_reads: int = 10) -> None:
         self.interval = interval
-        self._reads = LocalThrottler(max_reads)
+        self._max_reads = max_reads
+        self._sync_reads = LocalThrottler(max_reads)
+        # asyncio primitives (not anyio's) so task cancellation always propagates
+        self._reads: asyncio.Semaphore | None = None
         self._lock: asyncio.Lock | None = None
         self._last = 0.0
 
     @contextmanager
     def acquire(self, request: httpx.Request) -> Generator[None, Any, Any]:
-        with self._reads.acquire(request):  # the sync client is only used by the CLI
+        with self._sync_reads.acquire(request):  # the sync client is only used by the CLI
             yield
 
     @asynccontextmanager
     async def async_acquire(self, request: httpx.Request) -> AsyncGenerator[None, Any]:
         if request.method in _READS:
-            async with self._reads.async_acquire(request):
+            if self._reads is None:
+                self._reads = asyncio.Semaphore(self._max_reads)
+            async with self._reads:
                 yield
             return
         if self._lock is None:
