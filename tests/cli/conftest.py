@@ -17,7 +17,7 @@ ADMIN_TOKEN = "th_admin_cli_" + "c" * 36
 Run = Callable[..., Result]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def hub_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     with HubProcess(tmp_path_factory.mktemp("cli") / "hub", admin_token=ADMIN_TOKEN) as p:
         yield p
@@ -29,7 +29,7 @@ def admin(hub_process: HubProcess) -> Iterator[Hub]:
         yield hub
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def responder_token(hub_process: HubProcess) -> str:
     with Hub(hub_process.url, ADMIN_TOKEN) as hub:
         return hub.create_token("responder", "cli-alice")

@@ -13,7 +13,7 @@ from tickethub.sdk.testing import HubProcess
 ADMIN_TOKEN = "th_admin_sdk_" + "s" * 36
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def hub_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     process = HubProcess(tmp_path_factory.mktemp("sdk") / "hub", admin_token=ADMIN_TOKEN)
     with process:
@@ -26,13 +26,13 @@ def hub(hub_process: HubProcess) -> Iterator[Hub]:
         yield client
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def agent_token(hub_process: HubProcess) -> str:
     with Hub(hub_process.url, ADMIN_TOKEN) as admin:
         return admin.create_token("agent", "sdk-agent")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def responder_token(hub_process: HubProcess) -> str:
     with Hub(hub_process.url, ADMIN_TOKEN) as admin:
         return admin.create_token("responder", "sdk-alice")
