@@ -94,3 +94,14 @@ def test_click_usage_errors_keep_exit_code_2(run) -> None:
     assert run("show", "not-a-number").exit_code == 2
     assert run("ask").exit_code == 2
     assert run("ask", "x", "--kind", "poem").exit_code == 2
+
+
+def test_wait_says_once_that_it_is_retrying(run) -> None:
+    result = run("wait", "1", "--timeout", "1.5", url=f"http://127.0.0.1:{free_port()}")
+    assert result.exit_code == output.UNAVAILABLE
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2, result.stderr
+    assert lines[0].startswith("hub unavailable: cannot reach the hub at http://127.0.0.1:")
+    assert lines[0].endswith("; retrying until it is back")
+    assert lines[1].startswith("error: cannot reach the hub")
+    assert result.stdout == ""

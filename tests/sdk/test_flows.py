@@ -76,7 +76,9 @@ def test_wait_rides_out_connection_errors_and_503_then_returns_the_answer() -> N
     backoff = Backoff(first=1, factor=2, cap=3, jitter=0)
     result, seen = drive(wait(API, 7, None, 50, backoff), script)
     assert result.status == "answered"
-    assert [op.seconds for op in seen if isinstance(op, Sleep)] == [1, 2, 3]
+    sleeps = [op for op in seen if isinstance(op, Sleep)]
+    assert [op.seconds for op in sleeps] == [1, 2, 3]
+    assert [op.error.code for op in sleeps] == ["unreachable", "unreachable", "unavailable"]
     polls = [op.call for op in seen if isinstance(op, Send)]
     assert all(c.path == "/api/v1/tickets/7/wait" for c in polls)
     assert polls[0].params == {"timeout": 50} and polls[0].read_timeout == 65
@@ -148,7 +150,8 @@ def test_event_stream_resumes_with_last_event_id_after_a_drop() -> None:
     assert emitted == [5, 6]
     assert opens[0].params["since"] == 4 and "Last-Event-ID" not in opens[0].headers
     assert [c.headers.get("Last-Event-ID") for c in opens[1:]] == ["5", "5"]
-    assert len([op for op in seen if isinstance(op, Sleep)]) == 2
+    sleeps = [op for op in seen if isinstance(op, Sleep)]
+    assert [op.error.code for op in sleeps] == ["unreachable", "unreachable"]
 
 
 def test_sse_decoder_follows_the_spec() -> None:

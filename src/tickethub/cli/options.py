@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from tickethub.cli.output import bad_input
-from tickethub.sdk import Hub
+from tickethub.sdk import Hub, HubError
 from tickethub.sdk.config import DEFAULT_URL, TOKEN_ENV, URL_ENV
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -31,10 +31,24 @@ def with_hub(f: F) -> F:
     @functools.wraps(f)
     def command(*args: Any, url: str, token: str | None, **kwargs: Any) -> Any:
         ctx = click.get_current_context()
-        hub = ctx.with_resource(Hub(url, token or "", via="cli"))
+        hub = ctx.with_resource(Hub(url, token or "", via="cli", on_retry=_tell_once()))
         return f(hub, *args, **kwargs)
 
     return command  # type: ignore[return-value]
+
+
+def _tell_once() -> Callable[[HubError, float], None]:
+    """While ``wait``/``watch`` ride out an outage, say so once on stderr (stdout stays
+    clean for scripts)."""
+    told = False
+
+    def on_retry(error: HubError, delay: float) -> None:
+        nonlocal told
+        if not told:
+            told = True
+            click.echo(f"hub unavailable: {error.detail}; retrying until it is back", err=True)
+
+    return on_retry
 
 
 json_flag = click.option("--json", "as_json", is_flag=True,

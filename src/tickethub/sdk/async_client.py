@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -15,6 +15,7 @@ import httpx
 from tickethub.sdk import flows
 from tickethub.sdk.calls import When
 from tickethub.sdk.config import DEFAULT_POLL_SECONDS, HubConfig
+from tickethub.sdk.errors import HubError
 from tickethub.sdk.flows import Backoff, Emit, Flow, Open, ReadLine, Send, Sleep
 from tickethub.sdk.models import Event, Message, Ticket, TokenInfo, TreeNode
 
@@ -41,9 +42,10 @@ class AsyncHub(HubConfig):
                  timeout: float = 30.0, *, via: str | None = None,
                  headers: Mapping[str, str] | None = None,
                  poll_seconds: float = DEFAULT_POLL_SECONDS, backoff: Backoff | None = None,
+                 on_retry: Callable[[HubError, float], None] | None = None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         super().__init__(url, token, timeout, via=via, headers=headers,
-                         poll_seconds=poll_seconds, backoff=backoff)
+                         poll_seconds=poll_seconds, backoff=backoff, on_retry=on_retry)
         self._client = httpx.AsyncClient(base_url=self.url, headers=self.headers,
                                          timeout=timeout, transport=transport)
 
@@ -89,6 +91,8 @@ class AsyncHub(HubConfig):
                         assert lines is not None
                         value = await anext(lines, None)
                     elif isinstance(op, Sleep):
+                        if op.error is not None and self.on_retry is not None:
+                            self.on_retry(op.error, op.seconds)
                         await asyncio.sleep(op.seconds)
                 except httpx.TransportError as exc:
                     error = exc

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import builtins
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -16,6 +16,7 @@ import httpx
 from tickethub.sdk import flows
 from tickethub.sdk.calls import When
 from tickethub.sdk.config import DEFAULT_POLL_SECONDS, HubConfig
+from tickethub.sdk.errors import HubError
 from tickethub.sdk.flows import Backoff, Emit, Flow, Open, ReadLine, Send, Sleep
 from tickethub.sdk.models import Event, Message, Ticket, TokenInfo, TreeNode
 
@@ -47,9 +48,10 @@ class Hub(HubConfig):
                  timeout: float = 30.0, *, via: str | None = None,
                  headers: Mapping[str, str] | None = None,
                  poll_seconds: float = DEFAULT_POLL_SECONDS, backoff: Backoff | None = None,
+                 on_retry: Callable[[HubError, float], None] | None = None,
                  transport: httpx.BaseTransport | None = None) -> None:
         super().__init__(url, token, timeout, via=via, headers=headers,
-                         poll_seconds=poll_seconds, backoff=backoff)
+                         poll_seconds=poll_seconds, backoff=backoff, on_retry=on_retry)
         self._client = httpx.Client(base_url=self.url, headers=self.headers, timeout=timeout,
                                     transport=transport)
 
@@ -96,6 +98,8 @@ class Hub(HubConfig):
                     elif isinstance(op, ReadLine):
                         value = next(lines, None)
                     elif isinstance(op, Sleep):
+                        if op.error is not None and self.on_retry is not None:
+                            self.on_retry(op.error, op.seconds)
                         time.sleep(op.seconds)
                 except httpx.TransportError as exc:
                     error = exc

@@ -4,10 +4,11 @@ and the wait/retry policy."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 
 from tickethub.sdk.calls import Endpoints
+from tickethub.sdk.errors import HubError
 from tickethub.sdk.flows import Backoff
 
 try:
@@ -31,19 +32,21 @@ class HubConfig:
     recorded under (sent as ``X-Tickethub-Via``); ``headers`` are added to every request.
     ``poll_seconds`` is how long each long-poll of ``wait`` asks the hub to hold, and
     ``backoff`` how ``wait`` and ``stream_events`` space their retries while the hub is
-    unreachable. ``transport`` (on the clients) is handed to httpx, e.g. for a proxy or
-    a mock.
+    unreachable; ``on_retry(error, delay)``, if given, is called before each such retry
+    (to tell a user what is going on). ``transport`` (on the clients) is handed to httpx,
+    e.g. for a proxy or a mock.
     """
 
     def __init__(self, url: str | None = None, token: str | None = None, timeout: float = 30.0,
                  *, via: str | None = None, headers: Mapping[str, str] | None = None,
-                 poll_seconds: float = DEFAULT_POLL_SECONDS, backoff: Backoff | None = None
-                 ) -> None:
+                 poll_seconds: float = DEFAULT_POLL_SECONDS, backoff: Backoff | None = None,
+                 on_retry: Callable[[HubError, float], None] | None = None) -> None:
         self.url = (url or os.environ.get(URL_ENV) or DEFAULT_URL).rstrip("/")
         self.token = token if token is not None else os.environ.get(TOKEN_ENV) or None
         self.timeout = timeout
         self.poll_seconds = poll_seconds
         self.backoff = backoff or Backoff()
+        self.on_retry = on_retry
         self.headers = {"User-Agent": f"tickethub-sdk/{SDK_VERSION}",
                         "Accept": "application/json"}
         if self.token:

@@ -49,7 +49,11 @@ class ReadLine:
 
 @dataclass(frozen=True)
 class Sleep:
+    """Pause before a retry; ``error`` is what went wrong (``None``: a routine
+    reconnection, e.g. the server closed an event stream)."""
+
     seconds: float
+    error: HubError | None = None
 
 
 @dataclass(frozen=True)
@@ -134,7 +138,7 @@ def wait(api: Endpoints, ticket_id: int, timeout: float | None, poll_seconds: fl
         if error is not None:
             delay = backoff.delay(failures)
             failures += 1
-            yield Sleep(delay if remaining is None else min(delay, remaining))
+            yield Sleep(delay if remaining is None else min(delay, remaining), error)
 
 
 def ask_and_wait(api: Endpoints, ask: Call[Ticket], timeout: float | None, poll_seconds: float,
@@ -184,21 +188,24 @@ def event_stream(api: Endpoints, since: int | None, ticket_id: int | None,
     while True:
         call = api.event_stream(since, resume=resume, ticket_id=ticket_id, subtree=subtree,
                                 read_timeout=read_timeout)
+        error: HubError | None = None
         try:
             response = yield Open(call)
             api.check(response)
-        except httpx.TransportError:
-            pass
+        except httpx.TransportError as exc:
+            error = unreachable(exc)
         except HubError as err:
             if err.status not in RETRYABLE_STATUSES:
                 raise
+            error = err
         else:
             resume, failures = True, 0
             decoder = SSEDecoder()
             while True:
                 try:
                     line = yield ReadLine()
-                except httpx.TransportError:
+                except httpx.TransportError as exc:
+                    error = unreachable(exc)
                     break
                 if line is None:
                     break
@@ -208,5 +215,5 @@ def event_stream(api: Endpoints, since: int | None, ticket_id: int | None,
                 event = Event.from_json(json.loads(message.data))
                 since = event.seq
                 yield Emit(event)
-        yield Sleep(backoff.delay(failures))
+        yield Sleep(backoff.delay(failures), error)
         failures += 1
