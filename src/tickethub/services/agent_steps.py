@@ -2,7 +2,8 @@
 
 A step is one turn: its input is a message the client posted on the task's ticket, and
 its reply is the first later message that may steer the client — trusted, not written
-by the task's creator, and not another step's input. Every step still waiting when that
+by the task's creator, and not another step's input (nothing posted through the door's
+own channel ``agent-protocol`` is a reply). Every step still waiting when that
 reply lands gets it (a person who reads two questions and answers once answers both).
 A step whose ticket was resolved (answered, done, cancelled, expired) without a reply is
 completed too. ``is_last`` is true for the newest step of a resolved ticket.
@@ -21,6 +22,7 @@ from tickethub.domain.messages import Message, MessageKind
 from tickethub.domain.tickets import Ticket
 
 StepStatus = Literal["created", "running", "completed"]
+AP_CHANNEL = "agent-protocol"  # the channel step inputs are posted through
 _REPLY_KINDS = frozenset({MessageKind.COMMENT, MessageKind.ANSWER})
 
 
@@ -60,9 +62,11 @@ def _reply_output(reply: Message) -> dict[str, Any]:
 
 
 def is_reply(message: Message, ticket: Ticket, inputs: set[int] | frozenset[int]) -> bool:
-    """True when ``message`` may answer a step of ``ticket`` (see the module doc)."""
+    """True when ``message`` may answer a step of ``ticket`` (see the module doc). Step
+    inputs are the messages the door posts, on its own channel ``AP_CHANNEL``."""
     return (message.trusted and message.kind in _REPLY_KINDS
-            and message.author != ticket.created_by and message.id not in inputs)
+            and message.author != ticket.created_by and message.via != AP_CHANNEL
+            and message.id not in inputs)
 
 
 def state_of(step: StepRecord, reply: Message | None, ticket: Ticket, newest: bool

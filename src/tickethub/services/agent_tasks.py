@@ -15,6 +15,7 @@ and thread-safe, one transaction per call.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -28,15 +29,21 @@ from tickethub.domain.messages import Message, MessageKind
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft
 from tickethub.errors import Conflict, NotFound
-from tickethub.services.agent_steps import StepRecord, StepState, derive, state_of
+from tickethub.services.agent_steps import (
+    AP_CHANNEL,
+    StepRecord,
+    StepState,
+    derive,
+    state_of,
+)
 from tickethub.services.ports import Clock, Notifier, UnitOfWork
 
-AP_CHANNEL = "agent-protocol"
 REF_TASK = "ap_task_id"
 REF_INPUT = "ap_input."
 DEFAULT_TITLE = "Agent Protocol task"
 EMPTY_STEP_BODY = "(next step, no input)"
 _TITLE_MAX = 200
+SMALL_STEP = 2000  # characters of input (and of additional_input as JSON) put in the event
 _REF_KEY_MAX = 100 - len(REF_INPUT)
 
 
@@ -158,6 +165,14 @@ def input_refs(additional_input: dict[str, Any] | None) -> dict[str, str]:
     return refs
 
 
+def _small_step(text: str | None, additional_input: dict[str, Any] | None
+                ) -> dict[str, Any]:
+    """A small step's input, carried in its event so a worker needs no extra read."""
+    if len(text or "") > SMALL_STEP or len(json.dumps(additional_input)) > SMALL_STEP:
+        return {}
+    return {"ap_input": text, "ap_additional_input": additional_input}
+
+
 class AgentTaskService:
     """Tasks and steps of the Agent Protocol door. Thread-safe: one transaction per call."""
 
@@ -240,10 +255,12 @@ class AgentTaskService:
             step = StepRecord(step_id, task_id, text, additional_input, message.id,
                               actor.name, now)
             uow.ap.add_step(step)
+            data: dict[str, Any] = {"message_id": message.id, "via": AP_CHANNEL,
+                                    "trusted": trusted, REF_TASK: task_id,
+                                    "ap_step_id": step_id}
+            data.update(_small_step(text, additional_input))
             event = uow.events.append(
-                NewEvent(EventType.MESSAGE_POSTED, ticket.id, ticket.path, actor.name,
-                         {"message_id": message.id, "via": AP_CHANNEL, "trusted": trusted,
-                          REF_TASK: task_id, "ap_step_id": step_id}),
+                NewEvent(EventType.MESSAGE_POSTED, ticket.id, ticket.path, actor.name, data),
                 now,
             )
         self._notifier.notify(event.seq, [ticket])

@@ -13,7 +13,7 @@ from sqlalchemy import Connection, func, insert, select
 from tickethub.domain.messages import Message, MessageKind
 from tickethub.domain.tickets import Ticket
 from tickethub.services.agent_steps import StepRecord
-from tickethub.services.agent_tasks import ArtifactRecord, TaskFilter, TaskRecord
+from tickethub.services.agent_tasks import AP_CHANNEL, ArtifactRecord, TaskFilter, TaskRecord
 from tickethub.store.ap_tables import ap_artifacts, ap_steps, ap_tasks
 from tickethub.store.records import _message
 from tickethub.store.sql_store import SqlStore, SqlUnitOfWork
@@ -107,8 +107,7 @@ class SqlApRepository:
                 messages.c.trusted.is_(True),
                 messages.c.kind.in_(REPLY_KINDS),
                 messages.c.author != creator,
-                messages.c.id.not_in(select(ap_steps.c.input_message_id).where(
-                    ap_steps.c.task_id == task_id)),
+                messages.c.via != AP_CHANNEL,  # step inputs are never replies
             ).order_by(messages.c.id).limit(1)).first()
         return _message(row) if row else None
 
