@@ -107,6 +107,11 @@ def test_tree(run) -> None:
     assert lines[0].startswith(f"#{root}") and lines[1].startswith(f"  #{child}")
     data = json.loads(run("tree", str(root), "--json").stdout)
     assert data["children"][0]["ticket"]["id"] == child
+    export = json.loads(run("tree", str(root), "--format", "json").stdout)
+    assert [(i["id"], i["parent_id"], i["kind"], i["status"]) for i in export["issues"]] == [
+        (root, None, "task", "open"), (child, root, "question", "open")]
+    markdown = run("tree", str(root), "--format", "markdown").stdout
+    assert "root task" in markdown and "child" in markdown
 
 
 def test_watch_prints_events(run) -> None:

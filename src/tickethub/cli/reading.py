@@ -69,20 +69,37 @@ def show(hub: Hub, ticket_id: int, as_json: bool) -> None:
 @click.command()
 @click.argument("ticket_id", type=int)
 @click.option("--depth", "-d", type=click.IntRange(0, 32), default=3, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]),
+              default="text", show_default=True,
+              help="markdown: a checklist; json: the issue-tree export "
+                   '{"issues": [{"id", "parent_id", "kind", "status", "title", '
+                   '"source_message_id", "history": [...]}]}.')
 @json_flag
 @with_hub
-def tree(hub: Hub, ticket_id: int, depth: int, as_json: bool) -> None:
+def tree(hub: Hub, ticket_id: int, depth: int, fmt: str, as_json: bool) -> None:
     """Show a ticket and its sub-tickets as a tree.
 
+    --json prints the nested tickets as the API returns them; --format json prints the
+    flat issue-tree export (the shape the mail scoring command reads).
+
     \b
-    Example:
+    Examples:
       tickethub tree 1 --depth 2
+      tickethub tree 1 --depth 32 --format markdown
     """
     node = hub.tree(ticket_id, depth)
     if as_json:
         output.echo_json(node)
-    else:
+    elif fmt == "text":
         click.echo(output.tree_text(node))
+    else:
+        from tickethub.mail.tree import tree_json, tree_markdown
+
+        export = tree_json((t, hub.messages(t.id)) for _, t in node.walk())
+        if fmt == "json":
+            output.echo_json(export)
+        else:
+            click.echo(tree_markdown(export))
 
 
 @click.command()
