@@ -22,8 +22,11 @@ class LogSignal:
         self.event = asyncio.Event()
 
     async def wait(self, timeout: float) -> bool:
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancellation
+        # that arrives as the event is set, and the loop waiting here never stops.
         try:
-            await asyncio.wait_for(self.event.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self.event.wait()
         except TimeoutError:
             return False
         self.event.clear()

@@ -47,8 +47,9 @@ class WebhookIntake:
                 raise
             except Exception:  # keep the loop alive; the next round retries
                 log.exception("GitHub webhook round failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._next_wait())
+            with contextlib.suppress(TimeoutError):  # (not wait_for: see bus.memory)
+                async with asyncio.timeout(self._next_wait()):
+                    await self._wake.wait()
 
     def _next_wait(self) -> float:
         if not self._not_before:
