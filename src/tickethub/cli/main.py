@@ -65,6 +65,10 @@ from tickethub.cli.mail import mail as _mail_command  # noqa: E402
 
 cli.add_command(_mail_command)  # mailbox → issue tree (cli/mail.py, docs/mail.md)
 
+from tickethub.cli.github import github as _github_command  # noqa: E402
+
+cli.add_command(_github_command)  # GitHub channel (cli/github.py, docs/github.md)
+
 
 def main() -> None:
     cli()

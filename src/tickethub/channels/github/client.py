@@ -165,7 +165,13 @@ class GitHubGateway:
     # -- identity and permissions ---------------------------------------------------------
 
     async def me(self) -> dict[str, Any]:
-        return dict(await self._json("GET", "/user"))
+        """The token's user plus ``scopes`` (classic PATs; fine-grained tokens and App
+        installations have none) and the primary rate limit left."""
+        response = await self._call("GET", "/user")
+        user = dict(response.json())
+        user["scopes"] = response.headers.get("x-oauth-scopes")
+        user["rate_remaining"] = response.headers.get("x-ratelimit-remaining")
+        return user
 
     async def repository(self, repo: str) -> dict[str, Any]:
         return dict(await self._json("GET", f"/repos/{repo}"))
