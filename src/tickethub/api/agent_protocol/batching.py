@@ -27,13 +27,14 @@ class GroupCommit(Generic[In, Out]):
         self._max = max_batch
         self._queue: list[tuple[In, asyncio.Future[Out]]] = []
         self._draining = False
+        self._drainer: asyncio.Task[None] | None = None  # held so it is not collected
 
     async def submit(self, item: In) -> Out:
         future: asyncio.Future[Out] = asyncio.get_running_loop().create_future()
         self._queue.append((item, future))
         if not self._draining:
             self._draining = True
-            asyncio.get_running_loop().create_task(self._drain())
+            self._drainer = asyncio.get_running_loop().create_task(self._drain())
         return await future
 
     async def _drain(self) -> None:
