@@ -25,7 +25,9 @@ are then what the client gets as the step's output. A handler returns
 
 A handler that raises gets no reply either (logged); the step waits for a person.
 At start the worker picks up steps that were left waiting, then follows the hub's event
-stream; each step is handled once per worker, at most ``concurrency`` at a time.
+stream; each step is handled once per worker, at most ``concurrency`` at a time. Run one
+worker per hub: two workers would both reply. A step that a person answered while the
+handler ran still gets the handler's reply, as a later message on the ticket.
 """
 
 from __future__ import annotations
