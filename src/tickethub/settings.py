@@ -46,6 +46,10 @@ class Settings(BaseSettings):
                                                 "delay.")
     delivery_timeout_seconds: float = Field(10.0, gt=0, description="Timeout of one "
                                             "outbound HTTP delivery.")
+    auth_cache_seconds: float = Field(2.0, ge=0, le=60, description="How long a checked "
+                                      "token is trusted without a database read. A token "
+                                      "revoked on this process stops at once; on another "
+                                      "hub process within this time. 0: check every time.")
     bus: str = Field("auto", pattern="^(auto|memory|postgres)$", description="How waiters "
                      "are woken: memory (one process), postgres (LISTEN/NOTIFY, several hub "
                      "processes on one database); auto picks postgres on PostgreSQL.")

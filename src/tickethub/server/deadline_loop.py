@@ -24,11 +24,14 @@ class DeadlineLoop:
         with self._bus.log_signal() as signal:
             while True:
                 try:
-                    expired = await asyncio.to_thread(self._deadlines.run_due)
-                    if expired:
+                    # A read first: most wakeups (any new event) have nothing due, and a
+                    # write transaction for nothing would queue behind real writers.
+                    upcoming = await asyncio.to_thread(self._deadlines.next_deadline)
+                    if upcoming is not None and upcoming <= self._clock.now():
+                        expired = await asyncio.to_thread(self._deadlines.run_due)
                         log.info("deadlines: %d ticket(s) expired or back from deferral",
                                  len(expired))
-                    upcoming = await asyncio.to_thread(self._deadlines.next_deadline)
+                        upcoming = await asyncio.to_thread(self._deadlines.next_deadline)
                 except asyncio.CancelledError:
                     raise
                 except Exception:

@@ -39,6 +39,8 @@ from tickethub.store.sql_store import SqlStore
 
 log = logging.getLogger("tickethub")
 
+SHUTDOWN_GRACE_SECONDS = 5.0
+
 
 class HubRuntime:
     def __init__(
@@ -58,7 +60,8 @@ class HubRuntime:
         self.bus = self._make_bus()
         self.tickets = TicketService(self.store, self.clock, self.bus)
         self.events = EventService(self.store)
-        self.auth = AuthService(self.store, self.clock, self.secrets)
+        self.auth = AuthService(self.store, self.clock, self.secrets,
+                                cache_seconds=settings.auth_cache_seconds)
         self.deadlines = DeadlineService(self.store, self.clock, self.bus)
         self.webhooks = WebhookService(self.store, self.clock, self.secrets)
         # web inbox: people's sign-in and the inbox queries
@@ -140,7 +143,14 @@ class HubRuntime:
         finally:
             for task in self._tasks:
                 task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            # A loop stuck in a worker thread cannot be cancelled; don't let it hold the
+            # shutdown (its thread ends with the process).
+            stuck: set[asyncio.Task[None]] = set()
+            if self._tasks:
+                _, stuck = await asyncio.wait(self._tasks, timeout=SHUTDOWN_GRACE_SECONDS)
+            for task in stuck:
+                log.warning("background task %s did not stop within %ss",
+                            task.get_name(), SHUTDOWN_GRACE_SECONDS)
             self._tasks = []
             await self.bus.stop()
             self.bus.unbind()

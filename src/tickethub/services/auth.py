@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from datetime import datetime, timedelta
 
 from tickethub.domain.actors import Actor, ActorKind, Role, require_admin
 from tickethub.errors import Conflict, NotFound, Unauthenticated, ValidationFailed
@@ -21,10 +22,16 @@ def hash_token(token: str) -> str:
 
 
 class AuthService:
-    def __init__(self, store: Store, clock: Clock, secrets: SecretGenerator) -> None:
+    def __init__(self, store: Store, clock: Clock, secrets: SecretGenerator,
+                 cache_seconds: float = 0.0) -> None:
         self._store = store
         self._clock = clock
         self._secrets = secrets
+        # token hash → (actor, valid until): saves a database read per request. A token
+        # revoked here is dropped at once; one revoked by another hub process may work
+        # there for up to ``cache_seconds`` more.
+        self._cache_seconds = cache_seconds
+        self._cache: dict[str, tuple[Actor, datetime]] = {}
 
     def bootstrap_admin(self, configured_token: str | None) -> str | None:
         """Make sure an admin exists. Returns a newly generated admin token to show once,
@@ -70,10 +77,20 @@ class AuthService:
     def authenticate(self, token: str | None) -> Actor:
         if not token:
             raise Unauthenticated("send 'Authorization: Bearer <token>'", field="Authorization")
+        token_hash = hash_token(token)
+        now = self._clock.now()
+        cached = self._cache.get(token_hash)
+        if cached is not None and cached[1] > now:
+            return cached[0]
         with self._store.read() as uow:
-            actor = uow.actors.by_token_hash(hash_token(token))
+            actor = uow.actors.by_token_hash(token_hash)
         if actor is None:
+            self._cache.pop(token_hash, None)
             raise Unauthenticated("the token is unknown or revoked", field="Authorization")
+        if self._cache_seconds > 0:
+            if len(self._cache) > 10_000:
+                self._cache.clear()
+            self._cache[token_hash] = (actor, now + timedelta(seconds=self._cache_seconds))
         return actor
 
     def tokens(self, by: Actor) -> list[TokenRecord]:
@@ -86,3 +103,4 @@ class AuthService:
         with self._store.write() as uow:
             if not uow.actors.revoke_token(token_id, self._clock.now()):
                 raise NotFound(f"token {token_id} does not exist or is revoked", field="id")
+        self._cache.clear()

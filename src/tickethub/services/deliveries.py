@@ -15,6 +15,7 @@ from tickethub.domain.events import Event
 from tickethub.services.ports import Clock, Delivery, Store
 
 _BATCH = 500
+_CURSOR_LAG = 1000
 
 
 class DeliveryService:
@@ -32,10 +33,27 @@ class DeliveryService:
         self._max_attempts = max_attempts
         self._backoff = backoff_seconds
         self._backoff_max = backoff_max_seconds
+        self._scanned: dict[str, int] = {}  # per channel: seen up to here, no targets
 
     def enqueue_new(self, channel: str, targets: Callable[[Event], Sequence[str]]) -> int:
         """Enqueue deliveries for events after the channel's cursor; a channel seen for the
-        first time starts at the end of the log. Returns how many were enqueued."""
+        first time starts at the end of the log. Returns how many were enqueued.
+
+        Events that no target wants are skipped with a read only: the stored cursor moves
+        when deliveries are enqueued or every ``_CURSOR_LAG`` events, so an idle channel
+        costs no write per event. After a crash the few skipped events are looked at
+        again, which is harmless: enqueueing is idempotent by key."""
+        with self._store.read() as uow:
+            stored = uow.deliveries.cursor(channel)
+            if stored is not None:
+                start = max(stored, self._scanned.get(channel, stored))
+                events = uow.events.since(start, limit=_BATCH)
+                wanted = [(event, target) for event in events for target in targets(event)]
+                if not events:
+                    return 0
+                if not wanted and events[-1].seq - stored < _CURSOR_LAG:
+                    self._scanned[channel] = events[-1].seq
+                    return 0
         now = self._clock.now()
         with self._store.write() as uow:
             cursor = uow.deliveries.cursor(channel)
@@ -50,6 +68,7 @@ class DeliveryService:
                     count += uow.deliveries.enqueue(channel, target, event.seq, key, now)
             if events:
                 uow.deliveries.set_cursor(channel, events[-1].seq)
+                self._scanned[channel] = events[-1].seq
         return count
 
     def due(self, channel: str, limit: int = 50) -> builtins.list[tuple[Delivery, Event]]:
