@@ -54,6 +54,7 @@ def fake() -> FakeGitHub:
 
 @pytest.fixture
 def github(runtime: HubRuntime, fake: FakeGitHub) -> GithubChannel:
+    _explain_timeouts(runtime)
     return install(runtime, token="ghp_test", transport=httpx.MockTransport(fake.handler))
 
 
@@ -100,8 +101,8 @@ def connect(github: GithubChannel) -> Callable[..., Any]:
     return do
 
 
-@pytest.fixture(autouse=True)
 def _explain_timeouts(runtime: HubRuntime) -> None:
+    """On an ``eventually`` timeout, print the GitHub deliveries and the hub's tasks."""
     import gh_helpers
 
     def show() -> None:
