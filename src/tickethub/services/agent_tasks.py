@@ -116,6 +116,9 @@ class ApRepository(Protocol):
         ...
     def latest_step(self, task_id: str) -> StepRecord | None: ...
     def get_step(self, task_id: str, step_id: str) -> StepRecord | None: ...
+    def task_ticket(self, task_id: str) -> Ticket | None:
+        """The ticket of the task, in one read."""
+        ...
     def first_reply(self, ticket_id: int, task_id: str, after_message_id: int,
                     creator: str) -> Message | None:
         """The first message after ``after_message_id`` that ``agent_steps.is_reply``
@@ -278,17 +281,19 @@ class AgentTaskService:
         """The task's ticket and the step asked for (``NotFound`` for an unknown id).
         Reads only what this step needs, however long the task's history."""
         with self._store.read() as uow:
-            record = self._task(uow, task_id)
+            ticket = uow.ap.task_ticket(task_id)
+            if ticket is None:
+                raise NotFound(f"task {task_id} does not exist", field="task_id")
             step = uow.ap.get_step(task_id, step_id)
             if step is None:
                 raise NotFound(f"task {task_id} has no step {step_id}", field="step_id")
-            ticket = uow.tickets.get(record.ticket_id)
-            assert ticket is not None
             reply = uow.ap.first_reply(ticket.id, task_id, step.input_message_id,
                                        ticket.created_by)
-            newest = uow.ap.latest_step(task_id)
-            state = state_of(step, reply, ticket,
-                             newest is not None and newest.step_id == step.step_id)
+            newest = False
+            if not ticket.waiting:  # is_last is only ever true on a resolved ticket
+                latest = uow.ap.latest_step(task_id)
+                newest = latest is not None and latest.step_id == step.step_id
+            state = state_of(step, reply, ticket, newest)
             artifacts = (uow.ap.step_artifacts(step_id) if state.status == "completed"
                          else [])
         return ticket, StepView(state, task_id, artifacts)

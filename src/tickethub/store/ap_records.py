@@ -98,6 +98,12 @@ class SqlApRepository:
             ap_steps.c.task_id == task_id, ap_steps.c.step_id == step_id)).first()
         return _step(row) if row else None
 
+    def task_ticket(self, task_id: str) -> Ticket | None:
+        row = self._c.execute(
+            select(tickets).join(ap_tasks, ap_tasks.c.ticket_id == tickets.c.id)
+            .where(ap_tasks.c.task_id == task_id)).first()
+        return _row_to_ticket(row) if row else None
+
     def first_reply(self, ticket_id: int, task_id: str, after_message_id: int,
                     creator: str) -> Message | None:
         row = self._c.execute(
