@@ -46,7 +46,7 @@ def test_connect_check_import_and_status(tmp_path: Path, served: FakeGitHubServe
     assert code == 0, out
     assert "token user: tickethub-bot" in out and "scopes: repo" in out
     assert "octo-org/app: can open and comment on issues" in out
-    auth = [r for r in served.fake.requests if r.url.path == "/user"][0]
+    auth = next(r for r in served.fake.requests if r.url.path == "/user")
     assert auth.headers["authorization"] == "token ghp_cli_test"
 
     code, out, _ = run(env, "import", "octo-org/app", "--label", "agent-task", "--json")

@@ -85,8 +85,7 @@ async def test_task_commands_assign_defer_done_reopen_cancel(
     assert await say("/cancel changed plans") == "applied"
     assert get(ticket_id).status == "cancelled"
     await eventually(lambda: fake.issue(REPO, number)["state_reason"] == "not_planned")
-    acked = {cid for cid, content in fake.reactions if content == "+1"}
-    assert len(acked) == 5
+    await eventually(lambda: len({c for c, content in fake.reactions if content == "+1"}) == 5)
 
 
 async def test_approve_and_deny(runtime: HubRuntime, github: GithubChannel,
@@ -126,12 +125,13 @@ async def test_unknown_command_gets_a_reply_listing_the_valid_ones(
     ticket_id, number = await _ticket(runtime, github)
     say = Say(client, github, number)
     assert await say("/merge now please") == "unknown"
-    replies = [c for c in fake.issue_comments(REPO, number) if "/merge" in c["body"]]
+    replies = await eventually(lambda: [c for c in fake.issue_comments(REPO, number)
+                                        if "/merge" in c["body"]])
     assert len(replies) == 1
     for command in ("/answer", "/approve", "/deny", "/done", "/cancel", "/defer", "/reopen",
                     "/assign"):
         assert command in replies[0]["body"]
-    assert (say.next_id, "confused") in fake.reactions
+    await eventually(lambda: (say.next_id, "confused") in fake.reactions)
     assert runtime.tickets.get(ticket_id).status == "open"
     # a path is not a command: a collaborator's plain comment answers the question
     assert await say("/usr/bin is where it lives") == "answered"
@@ -172,7 +172,8 @@ async def test_edit_after_the_answer_was_consumed_does_not_re_steer(
     assert ticket.answer.text == "Use port 8080." and ticket.status == "answered"
     edit = [m for m in runtime.tickets.messages(ticket_id) if "9999" in m.body]
     assert len(edit) == 1 and edit[0].trusted is False
-    notes = [c for c in fake.issue_comments(REPO, number) if "already received" in c["body"]]
+    notes = await eventually(lambda: [c for c in fake.issue_comments(REPO, number)
+                                      if "already received" in c["body"]])
     assert len(notes) == 1 and "@maintainer" in notes[0]["body"]
     # the same edit delivered again adds nothing
     assert await say("Use port 9999!", action="edited", comment_id=555) == "duplicate"

@@ -45,7 +45,7 @@ async def test_polling_uses_since_and_etag_and_honours_poll_interval(
     assert sent.headers["if-none-match"] and sent.url.params["since"] == conn.poll_since
 
     # an edit seen by polling is recorded, and does not re-steer
-    edited = [c for c in fake.comments.values() if c["body"] == "/answer 42"][0]
+    edited = next(c for c in fake.comments.values() if c["body"] == "/answer 42")
     edited["body"] = "/answer 43"
     edited["updated_at"] = "2026-11-22T23:00:00Z"
     assert await github.poller.poll(github.sync.connection(REPO)) >= 1

@@ -40,7 +40,8 @@ async def test_end_to_end_agent_asks_collaborator_answers_on_github(
     issue = fake.issue(REPO, link.number)
     assert issue["title"] == "Which port should the service use?"
     assert "Deploying today." in issue["body"]
-    assert (await sdk.get(ticket.id)).refs["github"] == issue["html_url"]
+    await eventually(lambda: runtime.tickets.get(ticket.id).refs.get("github")
+                     == issue["html_url"])
     waiting = asyncio.create_task(sdk.wait(ticket.id, timeout=20))
 
     # a stranger's /answer first: kept, untrusted, no effect

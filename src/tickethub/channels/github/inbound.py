@@ -22,6 +22,7 @@ import asyncio
 import json
 import logging
 import re
+from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any
 
@@ -65,6 +66,7 @@ class GithubInbound:
         self._mirror = mirror
         self._clock = clock
         self.importer: Any = None  # GithubImporter, set by install(); imports by label
+        self._acks: set[asyncio.Task[None]] = set()
 
     # -- dispatch -------------------------------------------------------------------------
 
@@ -351,17 +353,29 @@ class GithubInbound:
 
     # -- acknowledgements -----------------------------------------------------------------
 
+    # Acknowledgements run beside the inbox, not in it: GitHub writes are spaced about a
+    # second apart, and the next delivery (maybe another agent's answer) must not wait.
+
     async def _react(self, repo: str, comment_id: int, content: str) -> None:
-        try:
-            await self._gateway.react(repo, comment_id, content)
-        except GitHubError as exc:
-            log.warning("could not react to comment %s in %s: %s", comment_id, repo, exc)
+        async def react() -> None:
+            try:
+                await self._gateway.react(repo, comment_id, content)
+            except GitHubError as exc:
+                log.warning("could not react to comment %s in %s: %s", comment_id, repo, exc)
+        self._spawn(react())
 
     async def _reply(self, link: IssueLink, key: str, body: str) -> None:
-        try:
-            await self._mirror.post_reply(link.repo, link.number, key, body)
-        except GitHubError as exc:
-            log.warning("could not reply on %s: %s", link.url_ref, exc)
+        async def reply() -> None:
+            try:
+                await self._mirror.post_reply(link.repo, link.number, key, body)
+            except GitHubError as exc:
+                log.warning("could not reply on %s: %s", link.url_ref, exc)
+        self._spawn(reply())
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._acks.add(task)
+        task.add_done_callback(self._acks.discard)
 
 
 def _answer_parts(text: str, ticket: Ticket) -> tuple[str | None, Any]:
