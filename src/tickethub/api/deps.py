@@ -28,7 +28,8 @@ def bearer_token(request: Request) -> str | None:
 
 async def current_actor(request: Request, hub: HubRuntime = Depends(runtime)) -> Actor:
     """The actor behind the bearer token; 401 without a valid one."""
-    return await call(hub.auth.authenticate, bearer_token(request))
+    token = bearer_token(request)
+    return hub.auth.cached(token) or await call(hub.auth.authenticate, token)
 
 
 async def admin_actor(actor: Actor = Depends(current_actor)) -> Actor:

@@ -35,16 +35,21 @@ Hub = Annotated[HubRuntime, Depends(runtime)]
 Me = Annotated[Actor, Depends(current_actor)]
 
 
-def _out(hub: HubRuntime, ticket: Ticket) -> TicketOut:
-    return TicketOut.of(ticket, hub.settings.effective_public_url)
+def _out(hub: HubRuntime, ticket: Ticket, status_code: int = 200,
+         headers: dict[str, str] | None = None) -> Response:
+    """The ticket as JSON. Returned as a ready response: FastAPI would otherwise validate
+    the model a second time (``response_model`` still documents it)."""
+    body = TicketOut.of(ticket, hub.settings.effective_public_url).model_dump_json()
+    return Response(body, status_code=status_code, media_type="application/json",
+                    headers=headers)
 
 
 @router.post("/tickets", status_code=201, response_model=TicketOut,
              summary="Ask: open a ticket")
 async def create_ticket(
-    body: TicketIn, hub: Hub, me: Me, response: Response,
+    body: TicketIn, hub: Hub, me: Me,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
-) -> TicketOut:
+) -> Response:
     """Open a ticket. With an ``Idempotency-Key`` header a retried request returns the
     ticket the first one made (200, ``Idempotent-Replayed: true``) instead of a second."""
     draft = TicketDraft(
@@ -53,11 +58,10 @@ async def create_ticket(
         response_schema=body.response_schema, proposal=body.proposal, refs=body.refs,
     )
     ticket, created = await call(hub.tickets.ask, me, draft, idempotency_key)
+    headers = {"Location": f"/api/v1/tickets/{ticket.id}"}
     if not created:
-        response.status_code = 200
-        response.headers["Idempotent-Replayed"] = "true"
-    response.headers["Location"] = f"/api/v1/tickets/{ticket.id}"
-    return _out(hub, ticket)
+        headers["Idempotent-Replayed"] = "true"
+    return _out(hub, ticket, 201 if created else 200, headers)
 
 
 @router.get("/tickets", response_model=TicketPage, summary="List tickets")
@@ -74,7 +78,7 @@ async def list_tickets(
     ref: Annotated[str | None, Query(description="name=value, e.g. ap_task_id=...")] = None,
     cursor: str | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-) -> TicketPage:
+) -> Response:
     after = None
     if cursor is not None:
         if not cursor.isdigit():
@@ -91,11 +95,14 @@ async def list_tickets(
         parent_id=parent_id, created_by=created_by, q=q, ref=ref_pair, after=after, limit=limit,
     )
     page = await call(hub.tickets.list, query)
-    return TicketPage(items=[_out(hub, t) for t in page.items], next_cursor=page.next_cursor)
+    base = hub.settings.effective_public_url
+    body = TicketPage(items=[TicketOut.of(t, base) for t in page.items],
+                      next_cursor=page.next_cursor)
+    return Response(body.model_dump_json(), media_type="application/json")
 
 
 @router.get("/tickets/{ticket_id}", response_model=TicketOut, summary="Get a ticket")
-async def get_ticket(ticket_id: int, hub: Hub, me: Me) -> TicketOut:
+async def get_ticket(ticket_id: int, hub: Hub, me: Me) -> Response:
     return _out(hub, await call(hub.tickets.get, ticket_id))
 
 
@@ -105,7 +112,8 @@ async def ticket_tree(
     ticket_id: int, hub: Hub, me: Me, depth: Annotated[int, Query(ge=0, le=32)] = 3,
 ) -> TreeNode:
     tickets = await call(hub.tickets.subtree, ticket_id, depth)
-    nodes = {t.id: TreeNode(ticket=_out(hub, t), children=[]) for t in tickets}
+    base = hub.settings.effective_public_url
+    nodes = {t.id: TreeNode(ticket=TicketOut.of(t, base), children=[]) for t in tickets}
     for t in tickets[1:]:
         if t.parent_id in nodes:
             nodes[t.parent_id].children.append(nodes[t.id])
@@ -130,7 +138,7 @@ async def post_message(
 
 @router.post("/tickets/{ticket_id}/answer", response_model=TicketOut, summary="Answer")
 async def answer(ticket_id: int, body: AnswerIn, hub: Hub, me: Me, request: Request
-                 ) -> TicketOut:
+                 ) -> Response:
     """Resolve a question, task or info ticket. ``data`` must satisfy the ticket's
     ``response_schema`` (422 naming the failing field)."""
     ticket = await call(hub.tickets.answer, me, ticket_id, body.text, body.data,
@@ -140,14 +148,14 @@ async def answer(ticket_id: int, body: AnswerIn, hub: Hub, me: Me, request: Requ
 
 @router.post("/tickets/{ticket_id}/approve", response_model=TicketOut, summary="Approve")
 async def approve(ticket_id: int, body: ApproveIn, hub: Hub, me: Me, request: Request
-                  ) -> TicketOut:
+                  ) -> Response:
     ticket = await call(hub.tickets.approve, me, ticket_id, body.comment, body.edited,
                         channel_of(request), expected_version=body.version)
     return _out(hub, ticket)
 
 
 @router.post("/tickets/{ticket_id}/deny", response_model=TicketOut, summary="Deny")
-async def deny(ticket_id: int, body: DenyIn, hub: Hub, me: Me, request: Request) -> TicketOut:
+async def deny(ticket_id: int, body: DenyIn, hub: Hub, me: Me, request: Request) -> Response:
     ticket = await call(hub.tickets.deny, me, ticket_id, body.reason, channel_of(request),
                         expected_version=body.version)
     return _out(hub, ticket)
@@ -156,7 +164,7 @@ async def deny(ticket_id: int, body: DenyIn, hub: Hub, me: Me, request: Request)
 @router.post("/tickets/{ticket_id}/transition", response_model=TicketOut,
              summary="Move to in_progress, done, cancelled, deferred, or reopen")
 async def transition(ticket_id: int, body: TransitionIn, hub: Hub, me: Me, request: Request
-                     ) -> TicketOut:
+                     ) -> Response:
     ticket = await call(hub.tickets.transition, me, ticket_id, Status(body.to),
                         channel_of(request), until=body.until, reason=body.reason,
                         expected_version=body.version)
@@ -164,7 +172,7 @@ async def transition(ticket_id: int, body: TransitionIn, hub: Hub, me: Me, reque
 
 
 @router.post("/tickets/{ticket_id}/assign", response_model=TicketOut, summary="Assign")
-async def assign(ticket_id: int, body: AssignIn, hub: Hub, me: Me) -> TicketOut:
+async def assign(ticket_id: int, body: AssignIn, hub: Hub, me: Me) -> Response:
     ticket = await call(hub.tickets.assign, me, ticket_id, body.assignee,
                         expected_version=body.version)
     return _out(hub, ticket)
@@ -172,7 +180,7 @@ async def assign(ticket_id: int, body: AssignIn, hub: Hub, me: Me) -> TicketOut:
 
 @router.post("/tickets/{ticket_id}/labels", response_model=TicketOut,
              summary="Add and remove labels")
-async def label(ticket_id: int, body: LabelIn, hub: Hub, me: Me) -> TicketOut:
+async def label(ticket_id: int, body: LabelIn, hub: Hub, me: Me) -> Response:
     ticket = await call(hub.tickets.label, me, ticket_id, body.add, body.remove,
                         expected_version=body.version)
     return _out(hub, ticket)
@@ -181,9 +189,9 @@ async def label(ticket_id: int, body: LabelIn, hub: Hub, me: Me) -> TicketOut:
 @router.get("/tickets/{ticket_id}/wait", response_model=TicketOut,
             summary="Long-poll until the ticket is resolved")
 async def wait(
-    ticket_id: int, hub: Hub, me: Me, response: Response,
+    ticket_id: int, hub: Hub, me: Me,
     timeout: Annotated[float, Query(ge=0, le=60, description="Seconds, at most 60.")] = 30,
-) -> TicketOut:
+) -> Response:
     """Returns as soon as the ticket leaves the waiting states (open, in_progress,
     deferred), else after ``timeout`` seconds with its current state and the header
     ``X-Tickethub-Timed-Out: true``."""
@@ -203,5 +211,5 @@ async def wait(
             if fresh is not None and not fresh.waiting:
                 ticket = fresh
                 break
-    response.headers["X-Tickethub-Timed-Out"] = "true" if ticket.waiting else "false"
-    return _out(hub, ticket)
+    return _out(hub, ticket, headers={
+        "X-Tickethub-Timed-Out": "true" if ticket.waiting else "false"})

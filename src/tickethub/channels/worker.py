@@ -15,6 +15,8 @@ from tickethub.services.deliveries import DeliveryService
 
 log = logging.getLogger(__name__)
 
+ROUND_COALESCE_SECONDS = 0.05
+
 
 class DeliveryWorker:
     def __init__(self, channel: Channel, deliveries: DeliveryService, bus: InProcessBus,
@@ -34,6 +36,9 @@ class DeliveryWorker:
                 except Exception:  # keep the loop alive; the next round retries
                     log.exception("delivery round for %s failed", self.channel.name)
                 await signal.wait(self._poll)
+                # Under load every event would start a round; a short pause lets one
+                # round take a whole burst of events instead.
+                await asyncio.sleep(ROUND_COALESCE_SECONDS)
 
     async def run_once(self) -> int:
         """One round: enqueue new events, deliver what is due. Returns deliveries sent."""

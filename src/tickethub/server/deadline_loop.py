@@ -11,6 +11,8 @@ from tickethub.services.ports import Clock
 
 log = logging.getLogger(__name__)
 
+ROUND_COALESCE_SECONDS = 0.05
+
 
 class DeadlineLoop:
     def __init__(self, deadlines: DeadlineService, clock: Clock, bus: InProcessBus,
@@ -41,4 +43,5 @@ class DeadlineLoop:
                 if upcoming is not None:
                     sleep = min(sleep, max(0.0, (upcoming - self._clock.now()).total_seconds()))
                 # Any new event may carry an earlier deadline, so it also ends the sleep.
-                await signal.wait(sleep + 0.01)
+                if await signal.wait(sleep + 0.01):
+                    await asyncio.sleep(ROUND_COALESCE_SECONDS)  # one round per burst

@@ -79,9 +79,9 @@ class AuthService:
             raise Unauthenticated("send 'Authorization: Bearer <token>'", field="Authorization")
         token_hash = hash_token(token)
         now = self._clock.now()
-        cached = self._cache.get(token_hash)
-        if cached is not None and cached[1] > now:
-            return cached[0]
+        cached = self.cached(token)
+        if cached is not None:
+            return cached
         with self._store.read() as uow:
             actor = uow.actors.by_token_hash(token_hash)
         if actor is None:
@@ -92,6 +92,16 @@ class AuthService:
                 self._cache.clear()
             self._cache[token_hash] = (actor, now + timedelta(seconds=self._cache_seconds))
         return actor
+
+    def cached(self, token: str | None) -> Actor | None:
+        """The actor for ``token`` if it was checked within ``cache_seconds``; no I/O, so
+        callers on an event loop may use it before falling back to ``authenticate``."""
+        if not token:
+            return None
+        entry = self._cache.get(hash_token(token))
+        if entry is not None and entry[1] > self._clock.now():
+            return entry[0]
+        return None
 
     def tokens(self, by: Actor) -> list[TokenRecord]:
         require_admin(by, "listing tokens")
