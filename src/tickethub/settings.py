@@ -81,10 +81,6 @@ class Settings(BaseSettings):
     upstream_on_reject: str = Field("message", pattern="^(message|error)$", description=
                                     "A refused tool call becomes an assistant message "
                                     "(message) or a 403 error (error).")
-    openai_auth_cache_seconds: float = Field(2.0, ge=0, le=60, description="How long /v1 "
-                                             "trusts a token it checked (a revoked token "
-                                             "stops working within this time); 0 checks "
-                                             "every request.")
     mcp_wait_seconds: float = Field(50.0, gt=0, le=50, description="Longest an MCP tool "
                                     "call waits for an answer (MCP clients cut calls "
                                     "near 60 s).")

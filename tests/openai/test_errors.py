@@ -160,7 +160,7 @@ async def _revoke(hub: Hub, token: str) -> None:
         assert (await c.delete(f"/api/v1/tokens/{record['id']}")).status_code == 204
 
 
-@pytest.mark.hub(openai_auth_cache_seconds=0)
+@pytest.mark.hub(auth_cache_seconds=0)
 async def test_a_revoked_key_is_refused_at_once_without_the_cache(hub: Hub) -> None:
     assert (await sdk(hub).models.list()).data[0].id == "human"
     await _revoke(hub, hub.agent)
@@ -168,7 +168,7 @@ async def test_a_revoked_key_is_refused_at_once_without_the_cache(hub: Hub) -> N
         await sdk(hub).models.list()
 
 
-@pytest.mark.hub(openai_auth_cache_seconds=0.5)
+@pytest.mark.hub(auth_cache_seconds=0.5)
 async def test_a_revoked_key_stops_working_within_the_cache_time(hub: Hub) -> None:
     await sdk(hub).models.list()
     await _revoke(hub, hub.agent)

@@ -3,53 +3,23 @@ configured, the proxy with its HTTP client (closed by :func:`lifespan`)."""
 
 from __future__ import annotations
 
-import hashlib
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI, Request
 
-from tickethub.api.deps import bearer_token, call, runtime
+from tickethub.api.deps import actor_for, bearer_token, runtime
 from tickethub.api.openai.human import HumanDoor
 from tickethub.api.openai.proxy import ProxyDoor
 from tickethub.domain.actors import Actor
 from tickethub.llm.openai_compatible import OpenAICompatible
 from tickethub.server.runtime import HubRuntime
-from tickethub.services.auth import AuthService
-
-
-class TokenCache:
-    """Tokens checked in the last ``ttl`` seconds and their actors. The proxy's added
-    latency is its point, and a database read in a worker thread is half of it; a
-    revoked token stops working within ``ttl``."""
-
-    def __init__(self, auth: AuthService, ttl: float, max_size: int = 10_000) -> None:
-        self._auth = auth
-        self._ttl = ttl
-        self._max_size = max_size
-        self._seen: dict[str, tuple[float, Actor]] = {}
-
-    async def actor(self, token: str | None) -> Actor:
-        if self._ttl <= 0 or not token:
-            return await call(self._auth.authenticate, token)
-        key = hashlib.sha256(token.encode()).hexdigest()
-        now = time.monotonic()
-        hit = self._seen.get(key)
-        if hit is not None and hit[0] > now:
-            return hit[1]
-        actor = await call(self._auth.authenticate, token)
-        if len(self._seen) >= self._max_size:
-            self._seen.clear()
-        self._seen[key] = (now + self._ttl, actor)
-        return actor
 
 
 class Gateway:
     def __init__(self, hub: HubRuntime) -> None:
         settings = hub.settings
         self.hub = hub
-        self.tokens = TokenCache(hub.auth, settings.openai_auth_cache_seconds)
         self.human = HumanDoor(hub)
         self.upstream: OpenAICompatible | None = None
         self.proxy: ProxyDoor | None = None
@@ -77,7 +47,7 @@ def gateway(request: Request) -> Gateway:
 
 async def caller(request: Request, gate: Gateway = Depends(gateway)) -> Actor:
     """The actor behind the API key (``Authorization: Bearer``); 401 without a valid one."""
-    return await gate.tokens.actor(bearer_token(request))
+    return await actor_for(gate.hub, bearer_token(request))
 
 
 @asynccontextmanager
