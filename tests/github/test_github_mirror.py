@@ -170,7 +170,8 @@ async def test_issue_deleted_on_github_ends_mirroring_with_a_note(
     del fake.issues[(REPO, link.number)]
     runtime.tickets.transition(AGENT, ticket_id, Status.DONE, "api")
     await eventually(lambda: github.sync.link(ticket_id).state == "deleted")
-    notes = [m.body for m in runtime.tickets.messages(ticket_id) if "is gone" in m.body]
+    notes = await eventually(lambda: [m.body for m in runtime.tickets.messages(ticket_id)
+                                      if "is gone" in m.body])
     assert len(notes) == 1
     await eventually(lambda: settled(runtime))
     assert [d.status for d in runtime.deliveries.list("github")].count("dead") == 0

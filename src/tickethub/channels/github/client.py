@@ -92,6 +92,26 @@ def _is_secondary(response: httpx.Response) -> bool:
     return "secondary rate limit" in message.lower()
 
 
+class SharedTransport(httpx.AsyncBaseTransport):
+    """One connection pool (and one TLS context) for every request githubkit makes.
+
+    githubkit opens and closes an ``httpx.AsyncClient`` per request unless it runs inside
+    ``async with github``; handing each of those clients this transport keeps
+    connections alive between requests, and its ``aclose`` leaves the pool open."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport | None = None) -> None:
+        self.inner = inner or httpx.AsyncHTTPTransport(retries=0)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        """Kept open for the next client; ``close_pool`` really closes it."""
+
+    async def close_pool(self) -> None:
+        await self.inner.aclose()
+
+
 def build_github(
     *,
     token: str | None,
@@ -114,7 +134,8 @@ def build_github(
         raise ValueError("set TICKETHUB_GITHUB_TOKEN (or the GitHub App settings)")
     return GitHub(
         auth, base_url=api_url, user_agent="tickethub", timeout=timeout,
-        async_transport=transport, http_cache=False, throttler=WriteSpacer(write_interval),
+        async_transport=SharedTransport(transport), http_cache=False,
+        throttler=WriteSpacer(write_interval),
         auto_retry=retry or RetryPolicy(),
     )
 

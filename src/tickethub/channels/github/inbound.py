@@ -98,18 +98,17 @@ class GithubInbound:
                       payload: dict[str, Any] | None = None, *, apply: bool = True) -> str:
         """Handle a comment (``action`` created/edited/deleted; empty: infer it, as
         polling does). ``apply=False`` keeps it without acting (imports of history)."""
-        link = await asyncio.to_thread(self._sync.link_by_number, repo, number)
+        body = str(comment.get("body") or "")
+        comment_id = int(comment["id"])
+        link, record = await asyncio.to_thread(self._lookup, repo, number, comment_id)
         if link is None:
             return "ignored: issue not mirrored"
-        body = str(comment.get("body") or "")
         if render.has_marker(body):
             return "ignored: the hub's own comment"
-        comment_id = int(comment["id"])
         user = comment.get("user") or {}
         login = str(user.get("login") or "ghost")
         if str(user.get("type") or "") == "Bot" and not apply:
             return "ignored: bot"
-        record = await asyncio.to_thread(self._sync.comment, comment_id)
         if action == "deleted":
             return await self._deleted(link, record, comment_id, login, body)
         body_hash = render.digest(body)
@@ -119,43 +118,55 @@ class GithubInbound:
             return await self._edited(link, record, comment_id, login, body, body_hash)
         association = comment.get("author_association")
         trusted = await self._permissions.may_steer(repo, login, association)
-        actor = person(login, trusted)
-        await asyncio.to_thread(
-            self._tickets.post_message, actor, link.ticket_id, body or "(empty)", VIA,
-            external_id=f"{repo}:comment:{comment_id}", trusted=trusted,
-            data={"github": {"comment_id": comment_id, "login": login,
-                             "author_association": association,
-                             "url": comment.get("html_url")}},
-        )
         parsed = parse(body)
         record = CommentRecord(comment_id=comment_id, repo=repo, ticket_id=link.ticket_id,
                                author=login, trusted=trusted, body_hash=body_hash,
                                command=parsed.name if parsed else None)
-        if not trusted or not apply:
-            outcome = "untrusted" if not trusted else "imported"
-            await asyncio.to_thread(self._sync.save_comment, replace(record, outcome=outcome))
-            return outcome
-        if isinstance(parsed, UnknownCommand):
-            await asyncio.to_thread(self._sync.save_comment, replace(record, outcome="unknown"))
+        meta = {"comment_id": comment_id, "login": login,
+                "author_association": association, "url": comment.get("html_url")}
+        outcome, detail = await asyncio.to_thread(
+            self._keep_and_apply, record, link, parsed, body, meta, apply)
+        if outcome == "unknown" and isinstance(parsed, UnknownCommand):
             await self._reply(link, f"reply:{comment_id}",
                               render.unknown_command_reply(parsed.name, f"reply:{comment_id}"))
             await self._react(repo, comment_id, "confused")
-            return "unknown"
-        try:
-            outcome, consumed = await asyncio.to_thread(self._apply, actor, link, parsed, body)
-        except TickethubError as exc:
+        elif outcome == "rejected":
             name = parsed.name if parsed else "answer"
-            await asyncio.to_thread(self._sync.save_comment,
-                                    replace(record, outcome="rejected"))
             await self._reply(link, f"reply:{comment_id}",
-                              render.rejected_reply(name, exc.detail, f"reply:{comment_id}"))
+                              render.rejected_reply(name, detail, f"reply:{comment_id}"))
             await self._react(repo, comment_id, "confused")
-            return "rejected"
-        await asyncio.to_thread(self._sync.save_comment,
-                                replace(record, outcome=outcome, consumed=consumed))
-        if outcome != "message":
+        elif outcome in ("answered", "applied"):
             await self._react(repo, comment_id, "+1")
         return outcome
+
+    def _lookup(self, repo: str, number: int,
+                comment_id: int) -> tuple[IssueLink | None, CommentRecord | None]:
+        link = self._sync.link_by_number(repo, number)
+        return link, (self._sync.comment(comment_id) if link is not None else None)
+
+    def _keep_and_apply(self, record: CommentRecord, link: IssueLink,
+                        parsed: Command | UnknownCommand | None, body: str,
+                        meta: dict[str, Any], apply: bool) -> tuple[str, str]:
+        """Keep the comment as a message, then (trusted and ``apply``) act on it, and
+        record the outcome; one worker-thread hop for the whole critical path."""
+        actor = person(record.author, record.trusted)
+        self._tickets.post_message(
+            actor, link.ticket_id, body or "(empty)", VIA,
+            external_id=f"{record.repo}:comment:{record.comment_id}", trusted=record.trusted,
+            data={"github": meta})
+        detail = ""
+        consumed = False
+        if not record.trusted or not apply:
+            outcome = "untrusted" if not record.trusted else "imported"
+        elif isinstance(parsed, UnknownCommand):
+            outcome = "unknown"
+        else:
+            try:
+                outcome, consumed = self._apply(actor, link, parsed, body)
+            except TickethubError as exc:
+                outcome, detail = "rejected", exc.detail
+        self._sync.save_comment(replace(record, outcome=outcome, consumed=consumed))
+        return outcome, detail
 
     def _apply(self, actor: Actor, link: IssueLink, command: Command | None,
                body: str) -> tuple[str, bool]:
