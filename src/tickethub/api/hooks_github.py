@@ -44,11 +44,11 @@ async def github_webhook(request: Request, hub: HubRuntime = Depends(runtime)) -
     if not delivery:
         raise ValidationFailed("X-GitHub-Delivery is missing", field="X-GitHub-Delivery")
     payload = _payload(body, request.headers.get("content-type", ""))
-    new = await call(channel.sync.receive, delivery, event, payload)
-    if new:
-        channel.intake.wake()
-    return JSONResponse({"delivery": delivery, "event": event, "duplicate": not new},
-                        status_code=202 if new else 200)
+    item = await call(channel.sync.receive, delivery, event, payload)
+    if item is not None:
+        channel.intake.submit(item)
+    return JSONResponse({"delivery": delivery, "event": event, "duplicate": item is None},
+                        status_code=202 if item is not None else 200)
 
 
 def _payload(body: bytes, content_type: str) -> str:

@@ -9,8 +9,8 @@ Contracts:
   when every criterion it has matches (any of ``labels``; any of ``kinds``; the ticket is
   ``parent_id`` or below it). A connection with no criterion routes nothing by itself:
   it still receives comments on issues it already has, and imports.
-* ``receive`` stores a webhook delivery once per ``delivery_id`` and returns whether it
-  was new: a replay is stored nothing and has no second effect.
+* ``receive`` stores a webhook delivery once per ``delivery_id`` and returns it, or
+  ``None`` for a replay, which is stored nothing and has no second effect.
 * ``claim_write``/``finish_write`` bracket one outbound write with a stable key: a key
   that was attempted but not finished tells the caller to look on GitHub for the object
   (by the marker it embedded) before writing again.
@@ -155,7 +155,8 @@ class GithubStore(Protocol):
     def write_state(self, key: str) -> tuple[bool, int | None]: ...
     def claim_write(self, key: str, at: datetime) -> None: ...
     def finish_write(self, key: str, object_id: int | None, at: datetime) -> None: ...
-    def inbox_add(self, delivery_id: str, event: str, payload: str, at: datetime) -> bool: ...
+    def inbox_add(self, delivery_id: str, event: str, payload: str,
+                  at: datetime) -> int | None: ...
     def inbox_pending(self, limit: int) -> list[InboxItem]: ...
     def inbox_finish(self, item_id: int, status: str, error: str | None,
                      at: datetime) -> None: ...
@@ -259,13 +260,18 @@ class GithubSyncService:
 
     # -- webhook inbox -------------------------------------------------------------------
 
-    def receive(self, delivery_id: str, event: str, payload: str) -> bool:
+    def receive(self, delivery_id: str, event: str, payload: str) -> InboxItem | None:
+        """Store a delivery; the stored item, or ``None`` for a replay."""
         if not delivery_id.strip():
             raise ValidationFailed("X-GitHub-Delivery is missing", field="X-GitHub-Delivery")
         if not event.strip():
             raise ValidationFailed("X-GitHub-Event is missing", field="X-GitHub-Event")
-        return self._store.inbox_add(delivery_id.strip()[:100], event.strip()[:50], payload,
-                                     self._clock.now())
+        now = self._clock.now()
+        delivery, name = delivery_id.strip()[:100], event.strip()[:50]
+        item_id = self._store.inbox_add(delivery, name, payload, now)
+        if item_id is None:
+            return None
+        return InboxItem(item_id, delivery, name, payload, "pending", 0, None, now)
 
     def pending(self, limit: int = 50) -> list[InboxItem]:
         return self._store.inbox_pending(limit)

@@ -252,19 +252,19 @@ class SqlGithubStore:
                     key=key, object_id=object_id, attempted_at=at, done_at=at))
 
     # inbox
-    def inbox_add(self, delivery_id: str, event: str, payload: str, at: datetime) -> bool:
+    def inbox_add(self, delivery_id: str, event: str, payload: str,
+                  at: datetime) -> int | None:
         try:
             with self._store.write() as uow:
                 exists = uow.connection.execute(select(github_inbox.c.id).where(
                     github_inbox.c.delivery_id == delivery_id)).first()
                 if exists:
-                    return False
-                uow.connection.execute(insert(github_inbox).values(
+                    return None
+                return int(uow.connection.execute(insert(github_inbox).values(
                     delivery_id=delivery_id, event=event, payload=payload, status="pending",
-                    attempts=0, received_at=at))
+                    attempts=0, received_at=at)).inserted_primary_key[0])
         except IntegrityError:  # the same delivery raced in on another connection
-            return False
-        return True
+            return None
 
     def inbox_pending(self, limit: int) -> list[InboxItem]:
         with self._store.read() as uow:

@@ -30,10 +30,14 @@ class WebhookIntake:
         self._backoff = backoff_seconds
         self._wake: asyncio.Event | None = None
         self._not_before: dict[int, float] = {}
+        self._submitted: list[InboxItem] = []
+        self._finished: set[int] = set()  # ids handled lately (a scan may race a submit)
         self.outcomes: dict[str, str] = {}  # delivery id -> outcome (recent; for tests)
 
-    def wake(self) -> None:
-        """Called (on the hub's event loop) after a delivery was stored."""
+    def submit(self, item: InboxItem) -> None:
+        """Hand over a delivery just stored (on the hub's event loop): processed next,
+        without reading it back. The stored copy is what survives a restart."""
+        self._submitted.append(item)
         if self._wake is not None:
             self._wake.set()
 
@@ -57,8 +61,15 @@ class WebhookIntake:
         return max(0.01, min(self._idle, min(self._not_before.values()) - time.monotonic()))
 
     async def run_once(self) -> int:
-        """Process the pending deliveries that are due; returns how many were handled."""
+        """Process the submitted deliveries, else the stored pending ones that are due;
+        returns how many were handled."""
         handled = 0
+        if self._submitted:
+            batch, self._submitted = self._submitted, []
+            for item in batch:
+                await self._process(item)
+                handled += 1
+            return handled
         for item in await asyncio.to_thread(self._sync.pending):
             if self._not_before.get(item.id, 0.0) > time.monotonic():
                 continue
@@ -67,6 +78,8 @@ class WebhookIntake:
         return handled
 
     async def _process(self, item: InboxItem) -> None:
+        if item.id in self._finished:
+            return
         try:
             payload = json.loads(item.payload)
             if not isinstance(payload, dict):
@@ -90,6 +103,9 @@ class WebhookIntake:
                         f"; retrying in {wait:.1f}s" if retry else "; giving up")
             return
         self._not_before.pop(item.id, None)
+        if len(self._finished) > 10_000:
+            self._finished.clear()
+        self._finished.add(item.id)
         status = "ignored" if outcome.startswith("ignored") else "done"
         await asyncio.to_thread(self._sync.processed, item, status)
         if len(self.outcomes) > 1000:
