@@ -77,16 +77,15 @@ class GithubInbound:
         repo = str((payload.get("repository") or {}).get("full_name") or "").lower()
         if not repo:
             return "ignored: no repository"
-        conn = await asyncio.to_thread(self._sync.connection, repo)
-        if conn is None:
-            log.info("GitHub %s delivery for %s ignored: the repository is not connected",
-                     event, repo)
-            return "ignored: repository not connected"
-        if event == "issue_comment":
+        if event == "issue_comment":  # the connection is checked in the comment's lookup
             issue = payload.get("issue") or {}
             return await self.comment(repo, int(issue.get("number") or 0),
                                       payload.get("comment") or {},
-                                      str(payload.get("action") or ""), payload)
+                                      str(payload.get("action") or ""), payload,
+                                      check_connection=True)
+        conn = await asyncio.to_thread(self._sync.connection, repo)
+        if conn is None:
+            return _not_connected(event, repo)
         if event == "issues":
             return await self.issue(repo, str(payload.get("action") or ""), payload,
                                     conn.import_label)
@@ -95,12 +94,16 @@ class GithubInbound:
     # -- comments -------------------------------------------------------------------------
 
     async def comment(self, repo: str, number: int, comment: dict[str, Any], action: str,
-                      payload: dict[str, Any] | None = None, *, apply: bool = True) -> str:
+                      payload: dict[str, Any] | None = None, *, apply: bool = True,
+                      check_connection: bool = False) -> str:
         """Handle a comment (``action`` created/edited/deleted; empty: infer it, as
         polling does). ``apply=False`` keeps it without acting (imports of history)."""
         body = str(comment.get("body") or "")
         comment_id = int(comment["id"])
-        link, record = await asyncio.to_thread(self._lookup, repo, number, comment_id)
+        connected, link, record = await asyncio.to_thread(
+            self._lookup, repo, number, comment_id, check_connection)
+        if not connected:
+            return _not_connected("issue_comment", repo)
         if link is None:
             return "ignored: issue not mirrored"
         if render.has_marker(body):
@@ -139,10 +142,13 @@ class GithubInbound:
             await self._react(repo, comment_id, "+1")
         return outcome
 
-    def _lookup(self, repo: str, number: int,
-                comment_id: int) -> tuple[IssueLink | None, CommentRecord | None]:
+    def _lookup(self, repo: str, number: int, comment_id: int, check_connection: bool
+                ) -> tuple[bool, IssueLink | None, CommentRecord | None]:
+        """One worker-thread hop: is ``repo`` connected, the issue's link, the comment."""
+        if check_connection and self._sync.connection(repo) is None:
+            return False, None, None
         link = self._sync.link_by_number(repo, number)
-        return link, (self._sync.comment(comment_id) if link is not None else None)
+        return True, link, (self._sync.comment(comment_id) if link is not None else None)
 
     def _keep_and_apply(self, record: CommentRecord, link: IssueLink,
                         parsed: Command | UnknownCommand | None, body: str,
@@ -387,6 +393,12 @@ class GithubInbound:
         task = asyncio.create_task(coro)
         self._acks.add(task)
         task.add_done_callback(self._acks.discard)
+
+
+def _not_connected(event: str, repo: str) -> str:
+    log.info("GitHub %s delivery for %s ignored: the repository is not connected",
+             event, repo)
+    return "ignored: repository not connected"
 
 
 def _answer_parts(text: str, ticket: Ticket) -> tuple[str | None, Any]:
