@@ -72,28 +72,6 @@ async def client(runtime: HubRuntime, github: GithubChannel
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://hub") as c:
             yield c
-        if os.environ.get("GH_DEBUG_TASKS"):
-            asyncio.get_running_loop().call_later(3, _dump_tasks)
-
-
-def _dump_tasks() -> None:
-    if os.environ.get("SQLALCHEMY_URL"):
-        import psycopg
-
-        url = os.environ["SQLALCHEMY_URL"].replace("postgresql+psycopg", "postgresql")
-        with psycopg.connect(url) as conn:
-            for row in conn.execute("select pid, datname, state, wait_event_type, wait_event,"
-                                    " left(query, 150) from pg_stat_activity"
-                                    " where datname like 'th_test%'"):
-                print("PG", row)
-    for task in asyncio.all_tasks():
-        print("TASK", task)
-        coro = task.get_coro()
-        while coro is not None:
-            frame = getattr(coro, "cr_frame", None) or getattr(coro, "ag_frame", None)
-            if frame is not None:
-                print("   ", frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
-            coro = getattr(coro, "cr_await", None) or getattr(coro, "ag_await", None)
 
 
 @pytest.fixture
