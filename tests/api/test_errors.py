@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tests.conftest import bearer
 
 PROBLEM = "application/problem+json"

@@ -1,13 +1,12 @@
 """initial schema
 
 Revision ID: 0001
-Revises: 
+Revises: (none)
 Create Date: 2026-11-22
 """
 
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0001'
 down_revision = None
@@ -47,7 +46,8 @@ def upgrade() -> None:
     sa.UniqueConstraint('idempotency_key')
     )
     with op.batch_alter_table('deliveries', schema=None) as batch_op:
-        batch_op.create_index('ix_deliveries_due', ['channel', 'status', 'next_attempt_at'], unique=False)
+        batch_op.create_index('ix_deliveries_due', ['channel', 'status', 'next_attempt_at'],
+                              unique=False)
 
     op.create_table('events',
     sa.Column('seq', sa.Integer(), autoincrement=True, nullable=False),
