@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,7 @@ from bench.hub import HubProcess
 from bench.rawhttp import Connection
 from bench.report import Goal, Row, percentile
 from bench.runner import main, size
+from tickethub.sdk.testing import free_port
 
 NAME = "ap_throughput"
 AP = "/ap/v1/agent/tasks"
@@ -54,12 +54,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def reference_python() -> Path:
@@ -82,7 +76,7 @@ class ReferenceProcess:
 
     def __init__(self) -> None:
         self.host = "127.0.0.1"
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://{self.host}:{self.port}"
         self._dir = tempfile.mkdtemp(prefix="ap-reference-")
         self.proc: subprocess.Popen[bytes] | None = None

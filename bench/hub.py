@@ -7,14 +7,14 @@ import os
 import resource
 import secrets
 import shutil
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
+
+from tickethub.sdk.testing import free_port, hub_command
 
 
 def raise_open_files_limit(wanted: int) -> int:
@@ -28,26 +28,13 @@ def raise_open_files_limit(wanted: int) -> int:
     return soft
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _command() -> list[str]:
-    script = Path(sys.executable).with_name("tickethub")
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "tickethub.cli.main"]
-
-
 class HubProcess:
     """``with HubProcess() as hub:`` starts the server and waits until ``/healthz`` answers;
     leaving the block stops it and deletes its data folder."""
 
     def __init__(self, *, env: dict[str, str] | None = None, start_timeout: float = 60) -> None:
         self.host = "127.0.0.1"
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://{self.host}:{self.port}"
         self.admin_token = "bench-admin-" + secrets.token_urlsafe(24)
         self.agent_token = ""
@@ -64,7 +51,7 @@ class HubProcess:
         env.pop("TICKETHUB_DATABASE_URL", None)  # SQLite in the data folder, always
         with self._log.open("wb") as log:
             self.proc = subprocess.Popen(
-                [*_command(), "serve", "--port", str(self.port),
+                [*hub_command(), "serve", "--port", str(self.port),
                  "--data-dir", str(self._dir / "data")],
                 env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self._dir,
             )

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from bench.hub import HubProcess
 from bench.rawhttp import Connection
 from bench.report import Goal, Row, percentile
 from bench.runner import main, size
+from tickethub.sdk.testing import free_port
 
 NAME = "openai_proxy"
 WARMUP = 50
@@ -43,15 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="streaming requests each way [300; quick 50].")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def _upstream() -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "bench.openai_upstream", "--port", str(port)],
                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     url = f"http://127.0.0.1:{port}"

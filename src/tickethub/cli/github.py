@@ -17,33 +17,17 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from tickethub.cli import output
-from tickethub.errors import TickethubError
+from tickethub.cli.local import local_runtime
 
 if TYPE_CHECKING:
     from tickethub.channels.github import GithubChannel
     from tickethub.server.runtime import HubRuntime
-
-
-@contextmanager
-def _runtime(data_dir: Path | None) -> Iterator[HubRuntime]:
-    from tickethub.server.runtime import HubRuntime
-    from tickethub.settings import Settings
-
-    runtime = HubRuntime(Settings(**({"data_dir": data_dir} if data_dir else {})))
-    try:
-        yield runtime
-    except TickethubError as exc:
-        raise output.Failure.of(exc) from exc
-    finally:
-        runtime.close()
 
 
 def _channel(runtime: HubRuntime, calls_github: bool) -> GithubChannel:
@@ -92,7 +76,7 @@ def connect(repo: str, labels: tuple[str, ...], kinds: tuple[str, ...],
     """Connect REPO (owner/name), or change its routing rule."""
     from tickethub.domain.actors import SYSTEM
 
-    with _runtime(data_dir) as runtime:
+    with local_runtime(data_dir) as runtime:
         conn = _channel(runtime, False).sync.connect(
             SYSTEM, repo, labels=labels, kinds=kinds, parent_id=parent_id,
             match_all=match_all, import_label=import_label, poll=poll)
@@ -109,7 +93,7 @@ def disconnect(repo: str, data_dir: Path | None) -> None:
     """Stop routing tickets to REPO (links to issues already made are kept)."""
     from tickethub.domain.actors import SYSTEM
 
-    with _runtime(data_dir) as runtime:
+    with local_runtime(data_dir) as runtime:
         _channel(runtime, False).sync.disconnect(SYSTEM, repo)
         click.echo(f"disconnected {repo.lower()}")
 
@@ -123,7 +107,7 @@ def check(repos: tuple[str, ...], as_json: bool, data_dir: Path | None) -> None:
     connected ones)."""
     from tickethub.channels.github.client import GitHubError
 
-    with _runtime(data_dir) as runtime:
+    with local_runtime(data_dir) as runtime:
         channel = _channel(runtime, True)
         names = list(repos) or [c.full_name for c in channel.sync.connections()]
 
@@ -175,7 +159,7 @@ def import_(repo: str, label: str, as_json: bool, data_dir: Path | None) -> None
     from tickethub.channels.github.client import GitHubError
     from tickethub.domain.actors import SYSTEM
 
-    with _runtime(data_dir) as runtime:
+    with local_runtime(data_dir) as runtime:
         channel = _channel(runtime, True)
         try:
             report = asyncio.run(channel.importer.import_repo(SYSTEM, repo, label))
@@ -193,7 +177,7 @@ def import_(repo: str, label: str, as_json: bool, data_dir: Path | None) -> None
 @_data_dir
 def status(as_json: bool, data_dir: Path | None) -> None:
     """Connections with their rules and polling cursors, links, and the queues."""
-    with _runtime(data_dir) as runtime:
+    with local_runtime(data_dir) as runtime:
         channel = _channel(runtime, False)
         links = Counter((link.repo, link.state) for link in channel.sync.links())
         deliveries = Counter(d.status for d in runtime.deliveries.list("github", None, 10000))

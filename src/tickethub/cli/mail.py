@@ -16,33 +16,17 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from tickethub.cli import output
-from tickethub.errors import TickethubError
+from tickethub.cli.local import local_runtime
 
 if TYPE_CHECKING:
     from tickethub.server.runtime import HubRuntime
-
-
-@contextmanager
-def _runtime(data_dir: Path | None) -> Iterator[HubRuntime]:
-    from tickethub.server.runtime import HubRuntime
-    from tickethub.settings import Settings
-
-    settings = Settings(**({"data_dir": data_dir} if data_dir else {}))
-    runtime = HubRuntime(settings)
-    try:
-        yield runtime
-    except TickethubError as exc:
-        raise output.Failure.of(exc) from exc
-    finally:
-        runtime.close()
 
 
 def _password(runtime: HubRuntime, user: str, host: str) -> str:
@@ -85,7 +69,7 @@ def ingest(source: str, extractor: str | None, root_issue: int | None, as_json: 
     from tickethub.mail.build import make_extractor, make_pipeline
     from tickethub.mail.sources import FileSource
 
-    with _runtime(data_dir) as runtime:
+    with local_runtime(data_dir) as runtime:
         pipeline = make_pipeline(runtime, make_extractor(
             extractor or runtime.settings.mail_extractor, runtime), root_issue=root_issue,
             reply_handler=_reply_handler(runtime))
@@ -110,7 +94,7 @@ def watch(url: str | None, extractor: str | None, root_issue: int | None,
     """Follow an IMAP mailbox (URL or the imap_url setting) with IDLE until Ctrl-C."""
     from tickethub.mail.build import make_extractor, make_pipeline
 
-    with _runtime(data_dir) as runtime:
+    with local_runtime(data_dir) as runtime:
         url = url or runtime.settings.imap_url
         if not url:
             raise output.Failure("give an imap:// URL or set imap_url", "bad_request", "url",
@@ -171,7 +155,7 @@ async def _ingest_imap(runtime: HubRuntime, pipeline: Any, url: str, *,
 def _reply_handler(runtime: HubRuntime) -> Callable[[Any], bool] | None:
     from tickethub.channels.email.replies import ReplyReader
 
-    return ReplyReader.from_runtime(runtime).handle
+    return ReplyReader.fromlocal_runtime(runtime).handle
 
 
 @mail.command()
@@ -183,7 +167,7 @@ def tree(root_issue: int | None, fmt: str, data_dir: Path | None) -> None:
     """Print the issue tree as Markdown or as the JSON the scoring command reads."""
     from tickethub.mail.tree import export_tree, tree_markdown
 
-    with _runtime(data_dir) as runtime:
+    with local_runtime(data_dir) as runtime:
         data = export_tree(runtime.tickets, root_issue)
     click.echo(json.dumps(data, indent=1) if fmt == "json" else tree_markdown(data), nl=False)
     if fmt == "json":
@@ -222,7 +206,7 @@ def _scratch_tree(mbox: Path, extractor: str) -> dict[str, Any]:
     from tickethub.mail.sources import FileSource
     from tickethub.mail.tree import export_tree
 
-    with tempfile.TemporaryDirectory() as scratch, _runtime(Path(scratch)) as runtime:
+    with tempfile.TemporaryDirectory() as scratch, local_runtime(Path(scratch)) as runtime:
         if runtime.settings.database_url:
             raise output.Failure("scoring builds its own scratch hub; unset "
                                  "TICKETHUB_DATABASE_URL", "bad_request", "database_url",
@@ -241,7 +225,7 @@ def digest(send: bool, root_issue: int | None, data_dir: Path | None) -> None:
     """The daily digest: overdue, stalled and newly done issues, as Markdown."""
     from tickethub.mail.digest import build_digest, digest_markdown
 
-    with _runtime(data_dir) as runtime:
+    with local_runtime(data_dir) as runtime:
         found = build_digest(runtime.tickets, runtime.clock.now(), root_issue=root_issue,
                              stalled_days=runtime.settings.mail_digest_stalled_days)
         text = digest_markdown(found)
@@ -269,7 +253,7 @@ def undo(message_id: str, data_dir: Path | None) -> None:
     from tickethub.store.mail_store import SqlMailState
 
     mid = message_id if message_id.startswith("<") else f"<{message_id}>"
-    with _runtime(data_dir) as runtime:
+    with local_runtime(data_dir) as runtime:
         for item in undo_mail(runtime.tickets, SqlMailState(runtime.store), mid,
                               runtime.clock.now(),
                               defer_days=runtime.settings.mail_defer_days):
@@ -283,7 +267,7 @@ def quarantine(limit: int, data_dir: Path | None) -> None:
     """Mails that could not be processed, with the reason."""
     from tickethub.store.mail_store import SqlMailState
 
-    with _runtime(data_dir) as runtime:
+    with local_runtime(data_dir) as runtime:
         for item in SqlMailState(runtime.store).quarantined(limit):
             click.echo(f"{item.id}\t{item.created_at:%Y-%m-%d %H:%M}\t{item.mailbox}\t"
                        f"{item.source_key}\t{item.size}\t{item.reason}")

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import click
 
-from tickethub.cli.output import Failure
+from tickethub.cli.local import local_runtime
 from tickethub.domain.actors import Role
-from tickethub.errors import TickethubError
 
 
 @click.group("user")
@@ -31,21 +30,12 @@ def user() -> None:
               help="Folder of the hub's database [default: ./data].")
 def set_password(name: str, role: str, password_stdin: bool, data_dir: Path | None) -> None:
     """Set NAME's web sign-in password (creating the person if needed)."""
-    from tickethub.server.runtime import HubRuntime
-    from tickethub.settings import Settings
-
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
     else:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
-    settings = Settings(data_dir=data_dir) if data_dir else Settings()
-    hub = HubRuntime(settings)
-    try:
+    with local_runtime(data_dir) as hub:
         actor = hub.sessions.set_password(name, password, Role(role))
-    except TickethubError as exc:
-        raise Failure.of(exc) from None
-    finally:
-        hub.close()
     click.echo(f"{actor.name} ({actor.role}) can now sign in at {hub.public_url('/login')}")
 
 
@@ -61,16 +51,7 @@ def login_link(name: str, minutes: float, next_path: str, data_dir: Path | None)
     """Print a one-time sign-in link for NAME (a person)."""
     from urllib.parse import urlencode
 
-    from tickethub.server.runtime import HubRuntime
-    from tickethub.settings import Settings
-
-    settings = Settings(data_dir=data_dir) if data_dir else Settings()
-    hub = HubRuntime(settings)
-    try:
+    with local_runtime(data_dir) as hub:
         token = hub.sessions.login_link(name, minutes * 60)
-    except TickethubError as exc:
-        raise Failure.of(exc) from None
-    finally:
-        hub.close()
     query = urlencode({"token": token, "next": next_path})
     click.echo(hub.public_url(f"/login/link?{query}"))

@@ -33,7 +33,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _command() -> list[str]:
+def hub_command() -> list[str]:
+    """How to start the ``tickethub`` command from this Python environment."""
     script = Path(sys.executable).with_name("tickethub")
     if script.exists():
         return [str(script)]
@@ -71,7 +72,7 @@ class HubProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in _reap
         self._process = subprocess.Popen(
-            [*_command(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
+            [*hub_command(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
              "--data-dir", str(self.data_dir)],
             env=self._env, cwd=self.data_dir, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout

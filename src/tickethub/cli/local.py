@@ -1,0 +1,31 @@
+"""For commands that work on the hub's own database (users, mail, github) rather than
+through a running hub's API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tickethub.cli import output
+from tickethub.errors import TickethubError
+
+if TYPE_CHECKING:
+    from tickethub.server.runtime import HubRuntime
+
+
+@contextmanager
+def local_runtime(data_dir: Path | None) -> Iterator[HubRuntime]:
+    """A hub runtime on the configured database (``--data-dir`` overrides the data
+    folder), closed afterwards; hub errors become the CLI's one-line failure."""
+    from tickethub.server.runtime import HubRuntime
+    from tickethub.settings import Settings
+
+    runtime = HubRuntime(Settings(**({"data_dir": data_dir} if data_dir else {})))
+    try:
+        yield runtime
+    except TickethubError as exc:
+        raise output.Failure.of(exc) from exc
+    finally:
+        runtime.close()
