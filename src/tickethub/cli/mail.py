@@ -155,7 +155,7 @@ async def _ingest_imap(runtime: HubRuntime, pipeline: Any, url: str, *,
 def _reply_handler(runtime: HubRuntime) -> Callable[[Any], bool] | None:
     from tickethub.channels.email.replies import ReplyReader
 
-    return ReplyReader.fromlocal_runtime(runtime).handle
+    return ReplyReader.from_runtime(runtime).handle
 
 
 @mail.command()
