@@ -49,3 +49,18 @@ def test_many_overdue_tickets_are_expired_in_batches(tmp_path: Path):
     assert len(hub.deadlines.run_due()) == 450
     assert hub.deadlines.next_deadline() is None
     hub.close()
+
+
+def test_reopening_an_expired_ticket_drops_its_passed_deadline(tmp_path: Path):
+    clock = FakeClock()
+    hub = HubRuntime(Settings(data_dir=tmp_path), clock=clock)
+    ticket, _ = hub.tickets.ask(AGENT, TicketDraft(
+        kind=Kind.QUESTION, title="q", due_at=clock.now() + timedelta(minutes=1)))
+    clock.advance(minutes=2)
+    assert [t.id for t in hub.deadlines.run_due()] == [ticket.id]
+    reopened = hub.tickets.transition(Actor("alice", Role.RESPONDER), ticket.id, Status.OPEN,
+                                      "api")
+    assert reopened.status is Status.OPEN and reopened.due_at is None
+    assert hub.deadlines.run_due() == []
+    assert hub.tickets.get(ticket.id).status is Status.OPEN
+    hub.close()

@@ -259,8 +259,10 @@ class TicketService:
             moved = ticket.moved_to(target, now)
             if target is Status.DEFERRED:
                 return replace(moved, next_attention_at=until)
-            if target is Status.OPEN and not ticket.waiting:
-                return replace(moved, answer=None, next_attention_at=None)  # reopened
+            if target is Status.OPEN and not ticket.waiting:  # reopened
+                # A deadline already passed would expire it again at once: drop it.
+                due = ticket.due_at if ticket.due_at and ticket.due_at > now else None
+                return replace(moved, answer=None, next_attention_at=None, due_at=due)
             return replace(moved, next_attention_at=None)
 
         def event(before: Ticket, after: Ticket) -> tuple[EventType, dict[str, Any]]:
