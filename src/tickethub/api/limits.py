@@ -20,7 +20,7 @@ class BodySizeLimit:
         self.exempt = exempt
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"].startswith(self.exempt or ("\0",)):
+        if scope["type"] != "http" or (self.exempt and scope["path"].startswith(self.exempt)):
             await self.app(scope, receive, send)
             return
         for name, value in scope.get("headers", ()):

@@ -68,11 +68,16 @@ class InProcessBus:
             loop.call_soon_threadsafe(self._dispatch, seq, tickets)
 
     def _dispatch(self, seq: int, tickets: Sequence[Ticket]) -> None:
+        self._wake(seq, {ticket.id: ticket for ticket in tickets})
+
+    def _wake(self, seq: int, states: dict[int, Ticket | None]) -> None:
+        """Resolve the waiters of each ticket with its new state (``None``: read it back)
+        and set every log signal. Runs on the bound event loop."""
         self.last_seq = max(self.last_seq, seq)
-        for ticket in tickets:
-            for future in self._ticket_waiters.pop(ticket.id, ()):
+        for ticket_id, state in states.items():
+            for future in self._ticket_waiters.pop(ticket_id, ()):
                 if not future.done():
-                    future.set_result(ticket)
+                    future.set_result(state)
         for signal in self._log_signals:
             signal.event.set()
 

@@ -97,13 +97,5 @@ class PostgresBus(InProcessBus):
         if origin == self._origin:
             return
         seq_text, _, ids = rest.partition(":")
-        self._wake_remote(int(seq_text), [int(i) for i in ids.split(",") if i.isdigit()])
-
-    def _wake_remote(self, seq: int, ticket_ids: list[int]) -> None:
-        self.last_seq = max(self.last_seq, seq)
-        for ticket_id in ticket_ids:
-            for future in self._ticket_waiters.pop(ticket_id, ()):
-                if not future.done():
-                    future.set_result(None)  # the state lives elsewhere: read it back
-        for signal in self._log_signals:
-            signal.event.set()
+        # The state lives in another process: waiters get None and read it back.
+        self._wake(int(seq_text), {int(i): None for i in ids.split(",") if i.isdigit()})
