@@ -100,6 +100,18 @@ class Settings(BaseSettings):
     ap_anonymous_agent: str = Field("ap-client", pattern=r"^[A-Za-z0-9_.@:+-]{1,100}$",
                                     description="The agent name anonymous Agent Protocol "
                                     "clients act as.")
+    ap_worker: str | None = Field(None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$",
+                                  description="An agent worker run inside the hub: the "
+                                  "`module:function` of a step handler with the same "
+                                  "contract as the SDK's `serve_tasks` (docs/agent-protocol.md"
+                                  "). It answers every Agent Protocol step at once, with no "
+                                  "network hop. Unset: steps wait for a person or an SDK "
+                                  "worker.")
+    ap_worker_name: str = Field("ap-worker", pattern=r"^[A-Za-z0-9_.@:+-]{1,100}$",
+                                description="The responder name the in-hub worker replies "
+                                "as.")
+    ap_worker_concurrency: int = Field(64, ge=1, le=10_000, description="Most steps the "
+                                       "in-hub worker handles at once.")
 
     # -- GitHub channel (channels/github, docs/github.md) --
     github_token: SecretStr | None = Field(None, description="A GitHub token (PAT or "

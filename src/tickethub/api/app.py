@@ -39,12 +39,13 @@ def create_app(hub: HubRuntime) -> FastAPI:
     problems.install(app)
     app.add_middleware(BodySizeLimit, max_bytes=hub.settings.max_body_bytes,
                        exempt=(agent_protocol.PREFIX + "/",))  # /ap/v1 enforces its own
+    app.add_middleware(agent_protocol.FastLane)  # the door's hot operations, without FastAPI
     app.include_router(tickets.router)
     app.include_router(events.router)
     app.include_router(admin.router)
     app.include_router(hooks_github.router)  # GitHub webhooks (channels/github)
     app.include_router(agent_protocol.router)
-    app.state.lifespan_hooks = [openai_door.lifespan]
+    app.state.lifespan_hooks = [openai_door.lifespan, agent_protocol.lifespan]
     app.include_router(openai_door.router)
     mcp_server.mount(app, hub)
     mount_web(app)  # the people's web inbox: /, /t/{id}, /tree/{id}, /login (web/)

@@ -29,6 +29,12 @@ class Channel(ABC):
     def refresh(self) -> None:  # noqa: B027 - optional hook
         """Reload configuration (e.g. the list of targets); runs in a worker thread."""
 
+    @property
+    def idle(self) -> bool:
+        """True while no new event can have a target (e.g. no webhook is registered):
+        the worker then skips reading the log. After ``refresh``."""
+        return False
+
     @abstractmethod
     def targets(self, event: Event) -> Sequence[str]:
         """The targets that should receive ``event``; empty when none."""

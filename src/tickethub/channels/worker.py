@@ -43,6 +43,9 @@ class DeliveryWorker:
     async def run_once(self) -> int:
         """One round: enqueue new events, deliver what is due. Returns deliveries sent."""
         await asyncio.to_thread(self.channel.refresh)
+        if self.channel.idle and self._deliveries.skip_to(self.channel.name,
+                                                          self._bus.last_seq):
+            return 0
         await asyncio.to_thread(
             self._deliveries.enqueue_new, self.channel.name, self.channel.targets
         )

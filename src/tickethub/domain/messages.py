@@ -30,3 +30,18 @@ class Message:
     created_at: datetime
     external_id: str | None = None
     data: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDraft:
+    """A message to store (``MessageRepository.add_many``): a ``Message`` without its id
+    and time."""
+
+    ticket_id: int
+    author: str
+    via: str
+    body: str
+    kind: MessageKind
+    trusted: bool
+    external_id: str | None = None
+    data: Any = None

@@ -51,6 +51,16 @@ class Ticket:
         return is_waiting(self.status)
 
     @property
+    def approved(self) -> bool:
+        """True only for an approval a person approved (an expired one is denied)."""
+        return self.outcome == Status.APPROVED.value
+
+    @property
+    def denied(self) -> bool:
+        """True for a denied approval, including one that expired unanswered."""
+        return self.outcome == Status.DENIED.value
+
+    @property
     def outcome(self) -> str | None:
         """The typed result an agent acts on; ``None`` while the ticket is waiting.
 

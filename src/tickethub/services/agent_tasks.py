@@ -25,10 +25,10 @@ from typing import Any, Protocol
 
 from tickethub.domain.actors import Actor, require_owner_or_responder
 from tickethub.domain.events import EventType, NewEvent
-from tickethub.domain.messages import Message, MessageKind
+from tickethub.domain.messages import Message, MessageDraft, MessageKind
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft
-from tickethub.errors import Conflict, NotFound
+from tickethub.errors import Conflict, NotFound, TickethubError
 from tickethub.services.agent_steps import (
     AP_CHANNEL,
     StepRecord,
@@ -80,6 +80,36 @@ class TaskInput:
 
 
 @dataclass(frozen=True, slots=True)
+class StepInput:
+    """A step to post: who posts it, to which task, and the body of ``POST .../steps``."""
+
+    actor: Actor
+    task_id: str
+    text: str | None
+    additional_input: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class PostedStep:
+    """A stored step, with its task and the task's ticket as they were."""
+
+    step: StepRecord
+    task: TaskRecord
+    ticket: Ticket
+
+
+@dataclass(frozen=True, slots=True)
+class StepReply:
+    """A reply to a step, by an agent worker that runs inside the hub."""
+
+    actor: Actor
+    posted: PostedStep
+    text: str
+    via: str
+    data: Any = None
+
+
+@dataclass(frozen=True, slots=True)
 class TaskFilter:
     """Extension filters of the task list: ticket status, a label, additional_input keys."""
 
@@ -104,13 +134,14 @@ class TaskView:
 
 
 class ApRepository(Protocol):
-    def add_task(self, record: TaskRecord) -> None: ...
+    def add_tasks(self, records: Sequence[TaskRecord]) -> None: ...
     def get_task(self, task_id: str) -> TaskRecord | None: ...
     def list_tasks(self, filters: TaskFilter, offset: int, limit: int
                    ) -> tuple[list[TaskRecord], int]:
         """One page of tasks, oldest first, and the total that match."""
         ...
-    def add_step(self, record: StepRecord) -> None: ...
+    def add_steps(self, records: Sequence[StepRecord]) -> None: ...
+    def get_tasks(self, task_ids: Sequence[str]) -> dict[str, TaskRecord]: ...
     def steps(self, task_ids: Sequence[str]) -> list[StepRecord]:
         """Steps of these tasks, oldest first."""
         ...
@@ -125,13 +156,17 @@ class ApRepository(Protocol):
         accepts (trusted, not by ``creator``, not a step input of the task)."""
         ...
     def step_artifacts(self, step_id: str) -> list[ArtifactRecord]: ...
+    def artifacts_of_steps(self, step_ids: Sequence[str]) -> list[ArtifactRecord]: ...
     def add_artifact(self, record: ArtifactRecord) -> None: ...
     def artifacts(self, task_ids: Sequence[str]) -> list[ArtifactRecord]: ...
     def artifact_page(self, task_id: str, offset: int, limit: int
                       ) -> tuple[list[ArtifactRecord], int]: ...
     def get_artifact(self, task_id: str, artifact_id: str) -> ArtifactRecord | None: ...
     def messages(self, ticket_ids: Sequence[int]) -> list[Message]: ...
-    def tickets(self, ticket_ids: Sequence[int]) -> list[Ticket]: ...
+    def tickets(self, ticket_ids: Sequence[int], *, for_update: bool = False
+                ) -> list[Ticket]:
+        """These tickets (locked for this transaction with ``for_update``)."""
+        ...
 
 
 class ApUnitOfWork(UnitOfWork, Protocol):
@@ -141,6 +176,28 @@ class ApUnitOfWork(UnitOfWork, Protocol):
 class ApStore(Protocol):
     def write(self) -> AbstractContextManager[ApUnitOfWork]: ...
     def read(self) -> AbstractContextManager[ApUnitOfWork]: ...
+
+
+def _raise_or(result: Any) -> Any:
+    if isinstance(result, TickethubError):
+        raise result
+    return result
+
+
+def _open_task(tasks: dict[str, TaskRecord], tickets: dict[int, Ticket], item: StepInput
+               ) -> tuple[TaskRecord, Ticket]:
+    """The task and its ticket, if ``item``'s actor may post a step to it now."""
+    task = tasks.get(item.task_id)
+    if task is None:
+        raise NotFound(f"task {item.task_id} does not exist", field="task_id")
+    ticket = tickets[task.ticket_id]
+    require_owner_or_responder(item.actor, ticket.created_by, "posting a step")
+    if not ticket.waiting:
+        raise Conflict(
+            f"task {item.task_id} is finished (its ticket is {ticket.status.value}); "
+            "no more steps can be posted", field="task_id", ticket_status=ticket.status.value,
+        )
+    return task, ticket
 
 
 def _title(text: str | None) -> str:
@@ -195,27 +252,28 @@ class AgentTaskService:
     def create_many(self, inputs: Sequence[TaskInput]) -> list[TaskView]:
         """Create several tasks in one transaction (group commit): all or none."""
         now = self._clock.now()
-        views: list[TaskView] = []
+        task_ids = [self._new_id() for _ in inputs]
+        drafts = [
+            (TicketDraft(kind=Kind.TASK, title=_title(item.text), body=item.text or "",
+                         refs={REF_TASK: task_id, **input_refs(item.additional_input)}),
+             item.actor.name)
+            for item, task_id in zip(inputs, task_ids, strict=True)
+        ]
         with self._store.write() as uow:
-            for item in inputs:
-                task_id = self._new_id()
-                refs: dict[str, Any] = {REF_TASK: task_id, **input_refs(item.additional_input)}
-                draft = TicketDraft(kind=Kind.TASK, title=_title(item.text),
-                                    body=item.text or "", refs=refs)
-                ticket = uow.tickets.add(draft, item.actor.name, now)
-                record = TaskRecord(task_id, ticket.id, item.text, item.additional_input, now)
-                uow.ap.add_task(record)
-                event = uow.events.append(
-                    NewEvent(EventType.TICKET_CREATED, ticket.id, ticket.path, item.actor.name,
-                             {"kind": ticket.kind.value, "title": ticket.title,
-                              "parent_id": None, "status": ticket.status.value,
-                              REF_TASK: task_id}),
-                    now,
-                )
-                views.append(TaskView(record, ticket, []))
-        if views:
-            self._notifier.notify(event.seq, [v.ticket for v in views])
-        return views
+            tickets = uow.tickets.add_many(drafts, now)
+            records = [TaskRecord(task_id, ticket.id, item.text, item.additional_input, now)
+                       for task_id, ticket, item in zip(task_ids, tickets, inputs, strict=True)]
+            uow.ap.add_tasks(records)
+            events = uow.events.append_many([
+                NewEvent(EventType.TICKET_CREATED, ticket.id, ticket.path, ticket.created_by,
+                         {"kind": ticket.kind.value, "title": ticket.title, "parent_id": None,
+                          "status": ticket.status.value, REF_TASK: record.task_id})
+                for ticket, record in zip(tickets, records, strict=True)
+            ], now)
+        if events:
+            self._notifier.notify(events[-1].seq, tickets)
+        return [TaskView(record, ticket, [])
+                for record, ticket in zip(records, tickets, strict=True)]
 
     def get(self, task_id: str, *, with_steps: bool = False) -> TaskView:
         with self._store.read() as uow:
@@ -234,40 +292,92 @@ class AgentTaskService:
     def post_step(self, actor: Actor, task_id: str, text: str | None,
                   additional_input: dict[str, Any] | None) -> tuple[StepRecord, Ticket]:
         """Post a step's input on the task's ticket; returns the step and the ticket."""
+        posted = _raise_or(self.post_steps([StepInput(actor, task_id, text,
+                                                       additional_input)])[0])
+        return posted.step, posted.ticket
+
+    def post_steps(self, inputs: Sequence[StepInput]) -> list[PostedStep | TickethubError]:
+        """Post several steps in one transaction (group commit). A step that can not be
+        posted (unknown task, finished task, an actor who may not) gets its error in its
+        place and changes nothing; the others are stored."""
         now = self._clock.now()
-        step_id = self._new_id()
+        results: list[PostedStep | TickethubError | None] = []
+        accepted: list[tuple[int, StepInput, TaskRecord, Ticket, bool]] = []
         with self._store.write() as uow:
-            record = self._task(uow, task_id)
-            ticket = uow.tickets.get(record.ticket_id, for_update=True)
-            if ticket is None:  # pragma: no cover - a foreign key keeps them together
-                raise NotFound(f"task {task_id} has no ticket", field="task_id")
-            require_owner_or_responder(actor, ticket.created_by, "posting a step")
-            if not ticket.waiting:
-                raise Conflict(
-                    f"task {task_id} is finished (its ticket is {ticket.status.value}); "
-                    "no more steps can be posted", field="task_id",
-                    ticket_status=ticket.status.value,
-                )
-            trusted = actor.can_steer or actor.name == ticket.created_by
-            message = uow.messages.add(
-                ticket.id, actor.name, AP_CHANNEL, text if text and text.strip()
-                else EMPTY_STEP_BODY, MessageKind.COMMENT, trusted, now,
-                data={REF_TASK: task_id, "ap_step_id": step_id,
-                      "additional_input": additional_input},
-            )
-            step = StepRecord(step_id, task_id, text, additional_input, message.id,
-                              actor.name, now)
-            uow.ap.add_step(step)
-            data: dict[str, Any] = {"message_id": message.id, "via": AP_CHANNEL,
-                                    "trusted": trusted, REF_TASK: task_id,
-                                    "ap_step_id": step_id}
-            data.update(_small_step(text, additional_input))
-            event = uow.events.append(
-                NewEvent(EventType.MESSAGE_POSTED, ticket.id, ticket.path, actor.name, data),
-                now,
-            )
-        self._notifier.notify(event.seq, [ticket])
-        return step, ticket
+            tasks = uow.ap.get_tasks(list({i.task_id for i in inputs}))
+            tickets = {t.id: t for t in uow.ap.tickets(
+                sorted({r.ticket_id for r in tasks.values()}), for_update=True)}
+            for item in inputs:
+                try:
+                    task, ticket = _open_task(tasks, tickets, item)
+                except TickethubError as exc:
+                    results.append(exc)
+                    continue
+                trusted = item.actor.can_steer or item.actor.name == ticket.created_by
+                accepted.append((len(results), item, task, ticket, trusted))
+                results.append(None)  # filled in below
+            if not accepted:
+                return [r for r in results if r is not None]
+            step_ids = [self._new_id() for _ in accepted]
+            messages = uow.messages.add_many([
+                MessageDraft(ticket.id, item.actor.name, AP_CHANNEL,
+                             item.text if item.text and item.text.strip() else EMPTY_STEP_BODY,
+                             MessageKind.COMMENT, trusted,
+                             data={REF_TASK: item.task_id, "ap_step_id": step_id,
+                                   "additional_input": item.additional_input})
+                for step_id, (_, item, _, ticket, trusted) in zip(step_ids, accepted,
+                                                                  strict=True)], now)
+            steps = [StepRecord(step_id, item.task_id, item.text, item.additional_input,
+                                message.id, item.actor.name, now)
+                     for step_id, message, (_, item, *_) in zip(step_ids, messages, accepted,
+                                                                strict=True)]
+            uow.ap.add_steps(steps)
+            events = uow.events.append_many([
+                NewEvent(EventType.MESSAGE_POSTED, ticket.id, ticket.path, item.actor.name,
+                         {"message_id": message.id, "via": AP_CHANNEL, "trusted": trusted,
+                          REF_TASK: item.task_id, "ap_step_id": step.step_id,
+                          **_small_step(item.text, item.additional_input)})
+                for step, message, (_, item, _, ticket, trusted)
+                in zip(steps, messages, accepted, strict=True)], now)
+        for step, (index, _, task, ticket, _) in zip(steps, accepted, strict=True):
+            results[index] = PostedStep(step, task, ticket)
+        self._notifier.notify(events[-1].seq, list({a[3].id: a[3] for a in accepted}.values()))
+        return [r for r in results if r is not None]
+
+    def reply_steps(self, replies: Sequence[StepReply]) -> list[StepView]:
+        """Post replies of agent workers running inside the hub (comments, so the task
+        goes on) in one transaction, and return each step as it now stands: completed by
+        this reply, or by one that landed first."""
+        now = self._clock.now()
+        with self._store.write() as uow:
+            tickets = {t.id: t for t in uow.ap.tickets(
+                sorted({r.posted.ticket.id for r in replies}))}
+            messages = uow.messages.add_many([
+                MessageDraft(r.posted.ticket.id, r.actor.name, r.via, r.text,
+                             MessageKind.COMMENT, r.actor.can_steer, data=r.data)
+                for r in replies], now)
+            events = uow.events.append_many([
+                NewEvent(EventType.MESSAGE_POSTED, r.posted.ticket.id, r.posted.ticket.path,
+                         r.actor.name, {"message_id": m.id, "via": r.via,
+                                        "trusted": m.trusted})
+                for r, m in zip(replies, messages, strict=True)], now)
+            states = []
+            for r in replies:
+                step, ticket = r.posted.step, tickets[r.posted.ticket.id]
+                reply = uow.ap.first_reply(ticket.id, step.task_id, step.input_message_id,
+                                           ticket.created_by)
+                newest = False
+                if not ticket.waiting:
+                    latest = uow.ap.latest_step(step.task_id)
+                    newest = latest is not None and latest.step_id == step.step_id
+                states.append(state_of(step, reply, ticket, newest))
+            completed = [s.step_id for s in states if s.status == "completed"]
+            artifacts: dict[str, list[ArtifactRecord]] = {}
+            for artifact in uow.ap.artifacts_of_steps(completed) if completed else ():
+                artifacts.setdefault(artifact.step_id or "", []).append(artifact)
+        self._notifier.notify(events[-1].seq, list(tickets.values()))
+        return [StepView(state, state.record.task_id, artifacts.get(state.step_id, []))
+                for state in states]
 
     def steps(self, task_id: str) -> tuple[Ticket, list[StepView]]:
         """The task's ticket and all its steps, oldest first."""

@@ -34,6 +34,7 @@ class DeliveryService:
         self._backoff = backoff_seconds
         self._backoff_max = backoff_max_seconds
         self._scanned: dict[str, int] = {}  # per channel: seen up to here, no targets
+        self._has_cursor: set[str] = set()  # channels whose stored cursor exists
 
     def enqueue_new(self, channel: str, targets: Callable[[Event], Sequence[str]]) -> int:
         """Enqueue deliveries for events after the channel's cursor; a channel seen for the
@@ -46,6 +47,7 @@ class DeliveryService:
         with self._store.read() as uow:
             stored = uow.deliveries.cursor(channel)
             if stored is not None:
+                self._has_cursor.add(channel)
                 start = max(stored, self._scanned.get(channel, stored))
                 events = uow.events.since(start, limit=_BATCH)
                 wanted = [(event, target) for event in events for target in targets(event)]
@@ -59,6 +61,7 @@ class DeliveryService:
             cursor = uow.deliveries.cursor(channel)
             if cursor is None:
                 uow.deliveries.set_cursor(channel, uow.events.last_seq())
+                self._has_cursor.add(channel)
                 return 0
             events = uow.events.since(cursor, limit=_BATCH)
             count = 0
@@ -70,6 +73,17 @@ class DeliveryService:
                 uow.deliveries.set_cursor(channel, events[-1].seq)
                 self._scanned[channel] = events[-1].seq
         return count
+
+    def skip_to(self, channel: str, seq: int) -> bool:
+        """The channel wants none of the events up to ``seq`` (it has no targets): the
+        next ``enqueue_new`` starts after them. No I/O; the stored cursor stays behind,
+        and after a restart the skipped events are looked at once more. False (nothing
+        skipped) until ``enqueue_new`` has seen the channel's stored cursor, which it
+        sets on first use."""
+        if channel not in self._has_cursor:
+            return False
+        self._scanned[channel] = max(self._scanned.get(channel, 0), seq)
+        return True
 
     def due(self, channel: str, limit: int = 50) -> builtins.list[tuple[Delivery, Event]]:
         """Pending deliveries whose time has come, each with its event."""

@@ -15,6 +15,7 @@ from tickethub.domain.tickets import Ticket
 from tickethub.services.agent_steps import StepRecord
 from tickethub.services.agent_tasks import AP_CHANNEL, ArtifactRecord, TaskFilter, TaskRecord
 from tickethub.store.ap_tables import ap_artifacts, ap_steps, ap_tasks
+from tickethub.store.bulk import insert_rows
 from tickethub.store.records import _message
 from tickethub.store.sql_store import SqlStore, SqlUnitOfWork
 from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
@@ -43,10 +44,11 @@ class SqlApRepository:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
 
-    def add_task(self, record: TaskRecord) -> None:
-        self._c.execute(insert(ap_tasks), {
-            "task_id": record.task_id, "ticket_id": record.ticket_id, "input": record.input,
-            "additional_input": record.additional_input, "created_at": record.created_at})
+    def add_tasks(self, records: Sequence[TaskRecord]) -> None:
+        insert_rows(self._c, ap_tasks, [
+            {"task_id": r.task_id, "ticket_id": r.ticket_id, "input": r.input,
+             "additional_input": r.additional_input, "created_at": r.created_at}
+            for r in records])
 
     def get_task(self, task_id: str) -> TaskRecord | None:
         row = self._c.execute(select(ap_tasks).where(ap_tasks.c.task_id == task_id)).first()
@@ -74,12 +76,15 @@ class SqlApRepository:
             .offset(offset).limit(limit))
         return [_task(r) for r in rows], int(total)
 
-    def add_step(self, record: StepRecord) -> None:
-        self._c.execute(insert(ap_steps), {
-            "step_id": record.step_id, "task_id": record.task_id, "input": record.input,
-            "additional_input": record.additional_input,
-            "input_message_id": record.input_message_id, "created_by": record.created_by,
-            "created_at": record.created_at})
+    def add_steps(self, records: Sequence[StepRecord]) -> None:
+        insert_rows(self._c, ap_steps, [
+            {"step_id": r.step_id, "task_id": r.task_id, "input": r.input,
+             "additional_input": r.additional_input, "input_message_id": r.input_message_id,
+             "created_by": r.created_by, "created_at": r.created_at} for r in records])
+
+    def get_tasks(self, task_ids: Sequence[str]) -> dict[str, TaskRecord]:
+        rows = self._c.execute(select(ap_tasks).where(ap_tasks.c.task_id.in_(list(task_ids))))
+        return {r.task_id: _task(r) for r in rows}
 
     def steps(self, task_ids: Sequence[str]) -> list[StepRecord]:
         rows = self._c.execute(
@@ -118,7 +123,11 @@ class SqlApRepository:
         return _message(row) if row else None
 
     def step_artifacts(self, step_id: str) -> list[ArtifactRecord]:
-        rows = self._c.execute(select(ap_artifacts).where(ap_artifacts.c.step_id == step_id)
+        return self.artifacts_of_steps([step_id])
+
+    def artifacts_of_steps(self, step_ids: Sequence[str]) -> list[ArtifactRecord]:
+        rows = self._c.execute(select(ap_artifacts)
+                               .where(ap_artifacts.c.step_id.in_(list(step_ids)))
                                .order_by(ap_artifacts.c.id))
         return [_artifact(r) for r in rows]
 
@@ -158,9 +167,12 @@ class SqlApRepository:
             .order_by(messages.c.id))
         return [_message(r) for r in rows]
 
-    def tickets(self, ticket_ids: Sequence[int]) -> list[Ticket]:
-        rows = self._c.execute(select(tickets).where(tickets.c.id.in_(list(ticket_ids))))
-        return [_row_to_ticket(r) for r in rows]
+    def tickets(self, ticket_ids: Sequence[int], *, for_update: bool = False
+                ) -> list[Ticket]:
+        stmt = select(tickets).where(tickets.c.id.in_(list(ticket_ids)))
+        if for_update and self._c.dialect.name == "postgresql":
+            stmt = stmt.order_by(tickets.c.id).with_for_update()
+        return [_row_to_ticket(r) for r in self._c.execute(stmt)]
 
 
 class SqlApStore:

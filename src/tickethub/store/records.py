@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -9,8 +10,9 @@ from sqlalchemy import Connection, func, insert, select, text, update
 
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.domain.events import Event, EventType, NewEvent
-from tickethub.domain.messages import Message, MessageKind
+from tickethub.domain.messages import Message, MessageDraft, MessageKind
 from tickethub.services.ports import Delivery, TokenRecord, Webhook
+from tickethub.store.bulk import insert_ids
 from tickethub.store.tables import (
     actors,
     channel_cursors,
@@ -40,13 +42,18 @@ class SqlMessageRepository:
     def add(self, ticket_id: int, author: str, via: str, body: str, kind: MessageKind,
             trusted: bool, at: datetime, external_id: str | None = None,
             data: Any = None) -> Message:
-        values = {"ticket_id": ticket_id, "author": author, "via": via, "body": body,
-                  "kind": kind.value, "trusted": trusted, "external_id": external_id,
-                  "data": data, "created_at": at}
-        message_id = self._c.execute(insert(messages), values).inserted_primary_key[0]
-        return Message(id=message_id, ticket_id=ticket_id, author=author, via=via, body=body,
-                       kind=kind, trusted=trusted, created_at=at, external_id=external_id,
-                       data=data)
+        draft = MessageDraft(ticket_id, author, via, body, kind, trusted, external_id, data)
+        return self.add_many([draft], at)[0]
+
+    def add_many(self, drafts: Sequence[MessageDraft], at: datetime) -> list[Message]:
+        ids = insert_ids(self._c, messages, [
+            {"ticket_id": d.ticket_id, "author": d.author, "via": d.via, "body": d.body,
+             "kind": d.kind.value, "trusted": d.trusted, "external_id": d.external_id,
+             "data": d.data, "created_at": at} for d in drafts])
+        return [Message(id=i, ticket_id=d.ticket_id, author=d.author, via=d.via, body=d.body,
+                        kind=d.kind, trusted=d.trusted, created_at=at,
+                        external_id=d.external_id, data=d.data)
+                for i, d in zip(ids, drafts, strict=True)]
 
     def find_external(self, via: str, external_id: str) -> Message | None:
         row = self._c.execute(
@@ -76,15 +83,20 @@ class SqlEventLog:
         self._locked = connection.dialect.name != "postgresql"
 
     def append(self, event: NewEvent, at: datetime) -> Event:
+        return self.append_many([event], at)[0]
+
+    def append_many(self, new: Sequence[NewEvent], at: datetime) -> list[Event]:
+        """Append several events in one statement; their seqs ascend in list order."""
         if not self._locked:
             self._c.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _EVENT_LOCK_KEY})
             self._locked = True
-        values = {"type": event.type.value, "ticket_id": event.ticket_id,
-                  "ticket_path": event.ticket_path, "actor": event.actor, "data": event.data,
-                  "at": at}
-        seq = self._c.execute(insert(events), values).inserted_primary_key[0]
-        return Event(seq=seq, type=event.type, ticket_id=event.ticket_id,
-                     ticket_path=event.ticket_path, actor=event.actor, data=event.data, at=at)
+        values = [{"type": e.type.value, "ticket_id": e.ticket_id,
+                   "ticket_path": e.ticket_path, "actor": e.actor, "data": e.data, "at": at}
+                  for e in new]
+        seqs = insert_ids(self._c, events, values)
+        return [Event(seq=seq, type=e.type, ticket_id=e.ticket_id, ticket_path=e.ticket_path,
+                      actor=e.actor, data=e.data, at=at)
+                for seq, e in zip(seqs, new, strict=True)]
 
     def since(self, seq: int, *, limit: int, ticket_id: int | None = None,
               path_prefix: str | None = None) -> list[Event]:

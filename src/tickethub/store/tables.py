@@ -55,8 +55,8 @@ tickets = Table(
     Index("ix_tickets_path", "path"),
     Index("ix_tickets_created_by", "created_by"),
     Index("ix_tickets_assignee", "assignee"),
-    Index("ix_tickets_due", "due_at"),
-    Index("ix_tickets_attention", "next_attention_at"),
+    Index("ix_tickets_status_due", "status", "due_at"),
+    Index("ix_tickets_status_attention", "status", "next_attention_at"),
 )
 
 ticket_labels = Table(

@@ -10,21 +10,34 @@ A token that is sent must be valid, anonymous access or not.
 from __future__ import annotations
 
 import ipaddress
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from tickethub.api.agent_protocol.batching import GroupCommit
-from tickethub.api.deps import bearer_token, call, runtime
+from tickethub.agents.task_step import StepTools
+from tickethub.agents.task_worker import HostedTaskWorker, load_handler
+from tickethub.api.deps import actor_for, bearer_token, runtime
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.errors import Unauthenticated
+from tickethub.group_commit import GroupCommit
 from tickethub.server.runtime import HubRuntime
-from tickethub.services.agent_tasks import AgentTaskService, TaskInput, TaskView
+from tickethub.services.agent_tasks import (
+    AgentTaskService,
+    PostedStep,
+    StepInput,
+    TaskInput,
+    TaskView,
+)
 from tickethub.services.artifacts import ArtifactService
 from tickethub.settings import Settings
 from tickethub.store.ap_records import SqlApStore
 from tickethub.store.artifact_files import FileArtifactStorage
+
+log = logging.getLogger(__name__)
 
 
 def is_loopback(host: str) -> bool:
@@ -48,6 +61,8 @@ class ApServices:
     artifacts: ArtifactService
     anonymous: Actor | None
     creates: GroupCommit[TaskInput, TaskView]
+    steps: GroupCommit[StepInput, PostedStep]
+    worker: HostedTaskWorker | None
 
     @classmethod
     def build(cls, hub: HubRuntime) -> ApServices:
@@ -57,17 +72,27 @@ class ApServices:
         if anonymous_allowed(hub.settings):
             anonymous = Actor(hub.settings.ap_anonymous_agent, Role.AGENT, ActorKind.AGENT)
         tasks = AgentTaskService(store, hub.clock, hub.bus)
+        artifacts = ArtifactService(store, storage, hub.clock,
+                                    hub.settings.ap_max_artifact_bytes)
+        worker = None
+        if hub.settings.ap_worker:
+            actor = Actor(hub.settings.ap_worker_name, Role.RESPONDER, ActorKind.AGENT)
+            worker = HostedTaskWorker(load_handler(hub.settings.ap_worker),
+                                      StepTools(actor, hub.tickets, artifacts, hub.bus),
+                                      tasks, hub.settings.ap_worker_concurrency)
         return cls(
             tasks=tasks,
             creates=GroupCommit(tasks.create_many),
-            artifacts=ArtifactService(store, storage, hub.clock,
-                                      hub.settings.ap_max_artifact_bytes),
+            steps=GroupCommit(tasks.post_steps),
+            artifacts=artifacts,
             anonymous=anonymous,
+            worker=worker,
         )
 
 
-def services(request: Request) -> ApServices:
-    state = request.app.state
+def services_of(app: Any) -> ApServices:
+    """The door's services of ``app`` (a FastAPI app with ``state.hub``), built once."""
+    state = app.state
     found: ApServices | None = getattr(state, "agent_protocol", None)
     if found is None:
         found = ApServices.build(state.hub)
@@ -75,16 +100,42 @@ def services(request: Request) -> ApServices:
     return found
 
 
+def services(request: Request) -> ApServices:
+    return services_of(request.app)
+
+
+@asynccontextmanager
+async def lifespan(app: Any) -> AsyncIterator[None]:
+    """While the hub runs: the in-hub worker (if any) takes the steps an earlier run left
+    unanswered at start, and its handlers are cancelled at stop."""
+    worker = services_of(app).worker
+    if worker is None:
+        yield
+        return
+    found = await worker.catch_up()
+    if found:
+        log.info("the in-hub Agent Protocol worker took %d step(s) left unanswered", found)
+    try:
+        yield
+    finally:
+        await worker.aclose()
+
+
 async def ap_actor(request: Request, hub: HubRuntime = Depends(runtime),
                    svc: ApServices = Depends(services)) -> Actor:
-    token = bearer_token(request)
+    return await actor_for_token(hub, svc, bearer_token(request))
+
+
+async def actor_for_token(hub: HubRuntime, svc: ApServices, token: str | None) -> Actor:
+    """Who acts: the token's actor, or the anonymous agent when no token was sent and
+    anonymous access is on."""
     if token is None and svc.anonymous is not None:
         return svc.anonymous
     if token is None:
         raise Unauthenticated(
             "send 'Authorization: Bearer <token>' (anonymous Agent Protocol access is off)",
             field="Authorization")
-    return await call(hub.auth.authenticate, token)
+    return await actor_for(hub, token)
 
 
 Hub = Annotated[HubRuntime, Depends(runtime)]

@@ -49,7 +49,11 @@ def _field_of(loc: tuple[Any, ...]) -> str:
 
 
 def _from_validation(exc: RequestValidationError) -> JSONResponse:
-    errors = list(exc.errors())
+    return validation_error(list(exc.errors()))
+
+
+def validation_error(errors: list[Any]) -> JSONResponse:
+    """The 422 for pydantic's (or FastAPI's) validation errors of a request."""
     bad_json = next((e for e in errors if e.get("type") == "json_invalid"), None)
     if bad_json is not None:
         reason = bad_json.get("ctx", {}).get("error", "")
@@ -61,7 +65,7 @@ def _from_validation(exc: RequestValidationError) -> JSONResponse:
                           first["field"], errors=described)
 
 
-def _from_error(exc: TickethubError) -> JSONResponse:
+def from_error(exc: TickethubError) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     return error_response(exc.status, exc.detail, exc.code, exc.field, headers, **exc.extra)
 
@@ -75,11 +79,15 @@ def _cause(exc: BaseException) -> TickethubError | None:
     return None
 
 
+def too_large(max_bytes: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"the request body is over the limit of {max_bytes} bytes",
+                           field="body")
+
+
 def _limited(request: Request, max_bytes: int) -> Request:
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) > max_bytes:
-        raise PayloadTooLarge(f"the request body is over the limit of {max_bytes} bytes",
-                              field="body")
+        raise too_large(max_bytes)
     receive = request.receive
     seen = 0
 
@@ -89,8 +97,7 @@ def _limited(request: Request, max_bytes: int) -> Request:
         if message["type"] == "http.request":
             seen += len(message.get("body", b""))
             if seen > max_bytes:
-                raise PayloadTooLarge(
-                    f"the request body is over the limit of {max_bytes} bytes", field="body")
+                raise too_large(max_bytes)
         return message
 
     return Request(request.scope, limited)
@@ -114,11 +121,11 @@ class AgentProtocolRoute(APIRoute):
             except RequestValidationError as exc:
                 return _from_validation(exc)
             except TickethubError as exc:
-                return _from_error(exc)
+                return from_error(exc)
             except HTTPException as exc:
                 cause = _cause(exc)
                 if cause is not None:
-                    return _from_error(cause)
+                    return from_error(cause)
                 return error_response(exc.status_code, str(exc.detail),
                                       f"http_{exc.status_code}",
                                       headers=dict(exc.headers) if exc.headers else None)

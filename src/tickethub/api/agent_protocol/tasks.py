@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from tickethub.api.agent_protocol.context import Hub, Me, Services
+from tickethub.api.agent_protocol.context import ApServices, Hub, Me, Services
 from tickethub.api.agent_protocol.errors import AgentProtocolRoute
 from tickethub.api.agent_protocol.schemas import (
     NotFoundMessage,
@@ -27,10 +27,11 @@ from tickethub.api.agent_protocol.schemas import (
     task_out,
 )
 from tickethub.api.deps import call
+from tickethub.domain.actors import Actor
 from tickethub.domain.status import Status
 from tickethub.errors import ValidationFailed
 from tickethub.server.runtime import HubRuntime
-from tickethub.services.agent_tasks import REF_INPUT, StepView, TaskFilter, TaskInput
+from tickethub.services.agent_tasks import REF_INPUT, StepInput, StepView, TaskFilter, TaskInput
 
 router = APIRouter(route_class=AgentProtocolRoute, tags=["agent"])
 
@@ -65,9 +66,15 @@ async def create_task(svc: Services, me: Me, body: TaskRequestBody | None = None
                       ) -> JSONResponse:
     """The task becomes a ticket of kind ``task`` (its id in the ticket's refs as
     ``ap_task_id``), for a person or an agent worker to take."""
+    return JSONResponse(await create(svc, me, body))
+
+
+async def create(svc: ApServices, me: Actor, body: TaskRequestBody | None) -> dict[str, Any]:
+    """Create a task (group-committed); the Task as the spec shapes it. Shared by the
+    route and the fast lane."""
     body = body or TaskRequestBody()
     view = await svc.creates.submit(TaskInput(me, body.input, body.additional_input))
-    return JSONResponse(task_out(view))
+    return task_out(view)
 
 
 @router.get("/agent/tasks", operation_id="listAgentTasks", response_model=TaskListResponse,
@@ -125,9 +132,9 @@ async def list_steps(task_id: str, hub: Hub, svc: Services, me: Me,
 
 async def hold_for_reply(hub: HubRuntime, svc: Any, task_id: str, step_id: str,
                          ticket_id: int, seconds: float) -> StepView:
-    view: StepView
     """The step once it completes, or as it is after ``seconds``. Registers for the
     ticket's changes before each read, so a reply stored in between still wakes it."""
+    view: StepView
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     while True:
@@ -150,12 +157,25 @@ async def execute_step(task_id: str, hub: Hub, svc: Services, me: Me,
     ``ap_step_hold_seconds`` for a reply. Without one in time the step comes back
     ``running``, with ``additional_output.waiting_for_human`` naming the ticket; a later
     GET of the step shows it completed once the reply lands."""
+    return JSONResponse(await execute(hub, svc, me, task_id, body))
+
+
+async def execute(hub: HubRuntime, svc: ApServices, me: Actor, task_id: str,
+                  body: StepRequestBody | None) -> dict[str, Any]:
+    """Post a step (group-committed) and hold for its reply; the Step as the spec shapes
+    it. With an agent worker inside the hub (``ap_worker``) the step goes straight to it;
+    a step it leaves unanswered waits for a reply through any channel as usual."""
     body = body or StepRequestBody()
-    step, ticket = await call(svc.tasks.post_step, me, task_id, body.input,
-                              body.additional_input)
-    view = await hold_for_reply(hub, svc, task_id, step.step_id, ticket.id,
-                                hub.settings.ap_step_hold_seconds)
-    return JSONResponse(step_out(view, waiting_for_human(hub, ticket.id)))
+    posted = await svc.steps.submit(StepInput(me, task_id, body.input, body.additional_input))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + hub.settings.ap_step_hold_seconds
+    view = None
+    if svc.worker is not None:
+        view = await svc.worker.handle(posted, hub.settings.ap_step_hold_seconds)
+    if view is None:
+        view = await hold_for_reply(hub, svc, task_id, posted.step.step_id, posted.ticket.id,
+                                    max(0.0, deadline - loop.time()))
+    return step_out(view, waiting_for_human(hub, posted.ticket.id))
 
 
 def _sse(view: StepView, hub: HubRuntime, ticket_id: int) -> str:

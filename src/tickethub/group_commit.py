@@ -1,15 +1,18 @@
-"""Group commit for task creation: requests that arrive while a create transaction is
-running wait for it and then go in together, in the next single transaction. Each
-request is still answered only after its task is committed; a failed transaction fails
-every request in it (nothing of it is stored)."""
+"""Group commit for the Agent Protocol door's writes (task creates, step posts, replies
+of in-hub workers): requests that arrive while a transaction is running wait for it and
+then go in together, in the next single transaction. Each request is still answered only
+after its write is committed. A failed transaction fails every request in it (nothing of
+it is stored); a commit function may also fail single items by putting an exception in
+their place (those items changed nothing)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
-from tickethub.api.deps import call
+import anyio
 
 In = TypeVar("In")
 Out = TypeVar("Out")
@@ -19,9 +22,10 @@ MAX_BATCH = 64
 
 class GroupCommit(Generic[In, Out]):
     """``await submit(item)`` runs ``commit([items...])`` (blocking, in the thread pool)
-    with whatever else is waiting, one transaction at a time."""
+    with whatever else is waiting, one transaction at a time, and returns the item's
+    result or raises the exception that ``commit`` put in its place."""
 
-    def __init__(self, commit: Callable[[Sequence[In]], list[Out]],
+    def __init__(self, commit: Callable[[Sequence[In]], Sequence[Out | Exception]],
                  max_batch: int = MAX_BATCH) -> None:
         self._commit = commit
         self._max = max_batch
@@ -42,15 +46,19 @@ class GroupCommit(Generic[In, Out]):
             while self._queue:
                 batch, self._queue = self._queue[: self._max], self._queue[self._max:]
                 try:
-                    results = await call(self._commit, [item for item, _ in batch])
+                    results = await anyio.to_thread.run_sync(
+                        functools.partial(self._commit, [item for item, _ in batch]))
                 except Exception as exc:
                     for _, future in batch:
                         if not future.done():
                             future.set_exception(exc)
                     continue
                 for (_, future), result in zip(batch, results, strict=True):
-                    if future.done():  # the request went away; its task is stored anyway
+                    if future.done():  # the request went away; its write is stored anyway
                         continue
-                    future.set_result(result)
+                    if isinstance(result, Exception):
+                        future.set_exception(result)
+                    else:
+                        future.set_result(result)
         finally:
             self._draining = False

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from tickethub.api.agent_protocol.batching import GroupCommit
+from tickethub.group_commit import GroupCommit
 
 
 async def test_waiting_items_share_the_next_transaction() -> None:
@@ -41,3 +41,14 @@ async def test_a_failed_transaction_fails_every_request_in_it() -> None:
     assert all(isinstance(r, RuntimeError) for r in results)
     with pytest.raises(RuntimeError):
         await group.submit(3)
+
+
+async def test_an_item_failed_in_its_place_fails_only_its_own_request() -> None:
+    def commit(items: Sequence[int]) -> list[int | Exception]:
+        return [ValueError(f"odd {i}") if i % 2 else i for i in items]
+
+    group = GroupCommit(commit)
+    results = await asyncio.gather(*(group.submit(i) for i in range(4)),
+                                   return_exceptions=True)
+    assert results[0] == 0 and results[2] == 2
+    assert [str(r) for r in results[1::2]] == ["odd 1", "odd 3"]

@@ -1,0 +1,120 @@
+"""Multi-row inserts for group commits, which write dozens of rows per table in one
+transaction: one statement per table instead of one per row is most of their speed.
+
+``insert_ids`` hands back the new primary keys in the order of the rows:
+
+* PostgreSQL: one ``INSERT ... RETURNING`` (SQLAlchemy's "insertmanyvalues", sorted by
+  parameter order).
+* SQLite: SQLAlchemy can not promise RETURNING order there and falls back to one
+  statement per row, so instead one ``executemany`` and ``last_insert_rowid()``. Rows
+  inserted without explicit ids by one statement, in a write transaction (SQLite has one
+  writer at a time), get consecutive rowids, so the ids are the ``n`` up to the last.
+
+On SQLite the rows go to the driver's ``executemany`` directly, converted by each
+column's own bind processor, the same conversion SQLAlchemy applies. SQLAlchemy would
+convert every value of every row anew; here a value that is the very same object as
+the one before in its column (the batch's shared timestamp, an empty list) is converted
+once, which halves the CPU of a batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Dialect, Insert, Table, func, insert, select, text
+
+_LAST_ROWID = text("SELECT last_insert_rowid()")
+_returning: dict[str, Insert] = {}
+_driver_sql: dict[tuple[str, tuple[str, ...]], tuple[str, list[Any]]] = {}
+
+
+def insert_ids(connection: Connection, table: Table, rows: Sequence[dict[str, Any]]
+               ) -> list[int]:
+    """Insert ``rows`` (no primary key given, all with the same keys) and return their
+    new integer primary keys, in the order of ``rows``."""
+    if not rows:
+        return []
+    if connection.dialect.name == "sqlite":
+        _sqlite_executemany(connection, table, rows)
+        last = int(connection.execute(_LAST_ROWID).scalar_one())
+        return list(range(last - len(rows) + 1, last + 1))
+    if len(rows) == 1:
+        return [int(connection.execute(insert(table), rows[0]).inserted_primary_key[0])]
+    statement = _returning.get(table.name)
+    if statement is None:
+        pk = next(iter(table.primary_key.columns))
+        statement = _returning[table.name] = insert(table).returning(
+            pk, sort_by_parameter_order=True)
+    return [int(i) for i in connection.execute(statement, list(rows)).scalars()]
+
+
+def reserve_ids(connection: Connection, table: Table, count: int) -> list[int]:
+    """``count`` new primary keys of ``table``, ascending, for rows that are better
+    written with their id (e.g. a ticket's path holds its id): on SQLite the next
+    rowids, which nobody else can take in this write transaction (one writer at a
+    time; for ``AUTOINCREMENT`` tables past ``sqlite_sequence`` too); on PostgreSQL
+    values of the column's sequence."""
+    if count <= 0:
+        return []
+    pk = next(iter(table.primary_key.columns))
+    if connection.dialect.name == "sqlite":
+        top = connection.execute(select(func.max(pk))).scalar() or 0
+        if table.kwargs.get("sqlite_autoincrement"):
+            used = connection.execute(
+                text("SELECT seq FROM sqlite_sequence WHERE name = :name"),
+                {"name": table.name}).scalar()
+            top = max(top, used or 0)
+        return list(range(top + 1, top + 1 + count))
+    rows = connection.execute(
+        text("SELECT nextval(pg_get_serial_sequence(:table, :column)) "
+             "FROM generate_series(1, :count)"),
+        {"table": table.name, "column": pk.name, "count": count}).scalars()
+    return sorted(int(i) for i in rows)
+
+
+def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, Any]]
+                ) -> None:
+    """Insert ``rows`` (all with the same keys) in one statement."""
+    if not rows:
+        return
+    if connection.dialect.name == "sqlite":
+        _sqlite_executemany(connection, table, rows)
+    else:
+        connection.execute(insert(table), list(rows))
+
+
+def _sqlite_executemany(connection: Connection, table: Table,
+                        rows: Sequence[dict[str, Any]]) -> None:
+    columns = tuple(rows[0])
+    sql, processors = _prepared(table, columns, connection.dialect)
+    params = []
+    last_in: list[Any] = [_UNSET] * len(columns)
+    last_out: list[Any] = [None] * len(columns)
+    for row in rows:
+        values = []
+        for i, (name, process) in enumerate(zip(columns, processors, strict=True)):
+            value = row[name]
+            if value is not last_in[i]:
+                last_in[i] = value
+                last_out[i] = value if process is None else process(value)
+            values.append(last_out[i])
+        params.append(tuple(values))
+    connection.exec_driver_sql(sql, params)
+
+
+_UNSET = object()
+
+
+def _prepared(table: Table, columns: tuple[str, ...], dialect: Dialect
+              ) -> tuple[str, list[Callable[[Any], Any] | None]]:
+    """The driver SQL (qmark style) and the bind processors of ``columns``, made once."""
+    key = (table.name, columns)
+    found = _driver_sql.get(key)
+    if found is None:
+        quote = dialect.identifier_preparer.quote
+        sql = (f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
+               f"VALUES ({', '.join('?' for _ in columns)})")
+        processors = [table.c[c].type.bind_processor(dialect) for c in columns]
+        found = _driver_sql[key] = (sql, processors)
+    return found
