@@ -39,5 +39,6 @@ class RecordingNotifier:
     def __init__(self) -> None:
         self.calls: list[tuple[int, list[int]]] = []
 
-    def notify(self, seq: int, tickets: Sequence[Ticket]) -> None:
-        self.calls.append((seq, [t.id for t in tickets]))
+    def notify(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int] = ()
+               ) -> None:
+        self.calls.append((seq, [t.id for t in tickets] + list(touched)))

@@ -18,7 +18,7 @@ import anyio
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import Ticket, TicketDraft
-from tickethub.services.agent_tasks import PostedStep
+from tickethub.services.agent_step_writes import PostedStep
 from tickethub.services.artifacts import ArtifactService
 from tickethub.services.tickets import TicketService
 from tickethub.services.waiting import TicketSignals, wait_resolved

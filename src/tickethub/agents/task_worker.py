@@ -33,13 +33,8 @@ from tickethub.agents.task_step import HostedTaskStep, StepTools
 from tickethub.domain.status import WAITING
 from tickethub.errors import TickethubError
 from tickethub.group_commit import GroupCommit
-from tickethub.services.agent_tasks import (
-    AgentTaskService,
-    PostedStep,
-    StepReply,
-    StepView,
-    TaskFilter,
-)
+from tickethub.services.agent_step_writes import PostedStep, StepReply, StepWrite, StepWritten
+from tickethub.services.agent_tasks import AgentTaskService, StepView, TaskFilter, TaskTicket
 
 log = logging.getLogger(__name__)
 
@@ -76,11 +71,12 @@ class HostedTaskWorker:
     """Runs ``handler`` on the door's steps inside the hub process (see the module doc)."""
 
     def __init__(self, handler: Handler, tools: StepTools, tasks: AgentTaskService,
-                 concurrency: int) -> None:
+                 writes: GroupCommit[StepWrite, StepWritten], concurrency: int) -> None:
+        """``writes``: the door's group commit of step writes, which replies join."""
         self._handler = handler
         self._tools = tools
         self._tasks = tasks
-        self._replies: GroupCommit[StepReply, StepView] = GroupCommit(tasks.reply_steps)
+        self._writes = writes
         self._slots = asyncio.Semaphore(concurrency)
         self._jobs: dict[str, asyncio.Task[StepView | None]] = {}
 
@@ -110,8 +106,10 @@ class HostedTaskWorker:
                 text, data, last = _reply_parts(reply)
                 if last:
                     return await self._finish(posted, text, data)
-                return await self._replies.submit(StepReply(
+                view = await self._writes.submit(StepReply(
                     self._tools.actor, posted, text or EMPTY_REPLY, VIA, data))
+                assert isinstance(view, StepView)
+                return view
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -144,7 +142,8 @@ class HostedTaskWorker:
             for view in views:
                 for step in view.steps or ():
                     if step.state.status == "running":
-                        self.dispatch(PostedStep(step.state.record, view.record, view.ticket))
+                        self.dispatch(PostedStep(step.state.record, view.record,
+                                                 TaskTicket.of(view.ticket)))
                         found += 1
             offset += len(views)
             if not views or offset >= total:

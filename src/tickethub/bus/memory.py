@@ -58,17 +58,20 @@ class InProcessBus:
     def waiter_count(self) -> int:
         return sum(len(futures) for futures in self._ticket_waiters.values())
 
-    def notify(self, seq: int, tickets: Sequence[Ticket]) -> None:
+    def notify(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int] = ()
+               ) -> None:
         loop = self._loop
         if loop is None or loop.is_closed():
             return
         if threading.get_ident() == self._loop_thread:
-            self._dispatch(seq, tickets)
+            self._dispatch(seq, tickets, touched)
         else:
-            loop.call_soon_threadsafe(self._dispatch, seq, tickets)
+            loop.call_soon_threadsafe(self._dispatch, seq, tickets, touched)
 
-    def _dispatch(self, seq: int, tickets: Sequence[Ticket]) -> None:
-        self._wake(seq, {ticket.id: ticket for ticket in tickets})
+    def _dispatch(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int]) -> None:
+        states: dict[int, Ticket | None] = dict.fromkeys(touched)
+        states.update((ticket.id, ticket) for ticket in tickets)
+        self._wake(seq, states)
 
     def _wake(self, seq: int, states: dict[int, Ticket | None]) -> None:
         """Resolve the waiters of each ticket with its new state (``None``: read it back)

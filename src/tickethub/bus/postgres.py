@@ -40,9 +40,10 @@ class PostgresBus(InProcessBus):
         self._sender_lock = threading.Lock()
         self._listener: asyncio.Task[None] | None = None
 
-    def notify(self, seq: int, tickets: Sequence[Ticket]) -> None:
-        super().notify(seq, tickets)
-        ids = ",".join(str(t.id) for t in tickets[:_MAX_IDS]) or "-"
+    def notify(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int] = ()
+               ) -> None:
+        super().notify(seq, tickets, touched)
+        ids = ",".join(str(i) for i in [*(t.id for t in tickets), *touched][:_MAX_IDS]) or "-"
         payload = f"{self._origin}:{seq}:{ids}"
         with self._sender_lock:
             try:

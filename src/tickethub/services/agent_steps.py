@@ -73,21 +73,27 @@ def state_of(step: StepRecord, reply: Message | None, ticket: Ticket, newest: bo
              ) -> StepState:
     """The state of one step, given its reply (if any), its ticket and whether it is the
     task's newest step."""
-    resolved = not ticket.waiting
-    is_last = resolved and newest
+    if ticket.waiting:
+        return open_state(step, reply)
+    is_last = newest
     extra: dict[str, Any]
     if reply is not None:
         extra = _reply_output(reply)
         if is_last:
             extra["ticket_status"] = ticket.status.value
         return StepState(step, "completed", reply.body, extra, is_last)
-    if resolved:
-        extra = {"ticket_status": ticket.status.value}
-        answer = ticket.answer
-        if answer is not None and answer.data is not None and is_last:
-            extra["data"] = answer.data
-        text = answer.text if answer is not None and is_last else None
-        return StepState(step, "completed", text, extra, is_last)
+    extra = {"ticket_status": ticket.status.value}
+    answer = ticket.answer
+    if answer is not None and answer.data is not None and is_last:
+        extra["data"] = answer.data
+    text = answer.text if answer is not None and is_last else None
+    return StepState(step, "completed", text, extra, is_last)
+
+
+def open_state(step: StepRecord, reply: Message | None) -> StepState:
+    """The state of a step whose ticket still waits: completed by its reply, if any."""
+    if reply is not None:
+        return StepState(step, "completed", reply.body, _reply_output(reply), False)
     return StepState(step, "running", None, None, False)
 
 

@@ -15,7 +15,6 @@ and thread-safe, one transaction per call.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -23,14 +22,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from tickethub.domain.actors import Actor, require_owner_or_responder
+from tickethub.domain.actors import Actor
 from tickethub.domain.events import EventType, NewEvent
-from tickethub.domain.messages import Message, MessageDraft, MessageKind
-from tickethub.domain.status import Kind, Status
+from tickethub.domain.messages import Message
+from tickethub.domain.status import Kind, Status, is_waiting
 from tickethub.domain.tickets import Ticket, TicketDraft
-from tickethub.errors import Conflict, NotFound, TickethubError
+from tickethub.errors import NotFound
 from tickethub.services.agent_steps import (
-    AP_CHANNEL,
     StepRecord,
     StepState,
     derive,
@@ -43,7 +41,6 @@ REF_INPUT = "ap_input."
 DEFAULT_TITLE = "Agent Protocol task"
 EMPTY_STEP_BODY = "(next step, no input)"
 _TITLE_MAX = 200
-SMALL_STEP = 2000  # characters of input (and of additional_input as JSON) put in the event
 _REF_KEY_MAX = 100 - len(REF_INPUT)
 
 
@@ -80,33 +77,21 @@ class TaskInput:
 
 
 @dataclass(frozen=True, slots=True)
-class StepInput:
-    """A step to post: who posts it, to which task, and the body of ``POST .../steps``."""
+class TaskTicket:
+    """What the step paths need of a task's ticket (read without its JSON columns)."""
 
-    actor: Actor
-    task_id: str
-    text: str | None
-    additional_input: dict[str, Any] | None
+    id: int
+    path: str
+    status: Status
+    created_by: str
 
+    @property
+    def waiting(self) -> bool:
+        return is_waiting(self.status)
 
-@dataclass(frozen=True, slots=True)
-class PostedStep:
-    """A stored step, with its task and the task's ticket as they were."""
-
-    step: StepRecord
-    task: TaskRecord
-    ticket: Ticket
-
-
-@dataclass(frozen=True, slots=True)
-class StepReply:
-    """A reply to a step, by an agent worker that runs inside the hub."""
-
-    actor: Actor
-    posted: PostedStep
-    text: str
-    via: str
-    data: Any = None
+    @classmethod
+    def of(cls, ticket: Ticket) -> TaskTicket:
+        return cls(ticket.id, ticket.path, ticket.status, ticket.created_by)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +126,11 @@ class ApRepository(Protocol):
         """One page of tasks, oldest first, and the total that match."""
         ...
     def add_steps(self, records: Sequence[StepRecord]) -> None: ...
-    def get_tasks(self, task_ids: Sequence[str]) -> dict[str, TaskRecord]: ...
+    def open_tasks(self, task_ids: Sequence[str]
+                   ) -> dict[str, tuple[TaskRecord, TaskTicket]]:
+        """These tasks with their tickets, the tickets locked for this transaction."""
+        ...
+    def task_tickets(self, ticket_ids: Sequence[int]) -> dict[int, TaskTicket]: ...
     def steps(self, task_ids: Sequence[str]) -> list[StepRecord]:
         """Steps of these tasks, oldest first."""
         ...
@@ -149,6 +138,12 @@ class ApRepository(Protocol):
     def get_step(self, task_id: str, step_id: str) -> StepRecord | None: ...
     def task_ticket(self, task_id: str) -> Ticket | None:
         """The ticket of the task, in one read."""
+        ...
+    def replies_after(self, ticket_ids: Sequence[int], after_message_id: int
+                      ) -> list[Message]:
+        """Messages on these tickets after ``after_message_id`` that could be replies
+        (trusted comments and answers, not step inputs), oldest first; the caller still
+        drops those by each ticket's creator."""
         ...
     def first_reply(self, ticket_id: int, task_id: str, after_message_id: int,
                     creator: str) -> Message | None:
@@ -163,10 +158,7 @@ class ApRepository(Protocol):
                       ) -> tuple[list[ArtifactRecord], int]: ...
     def get_artifact(self, task_id: str, artifact_id: str) -> ArtifactRecord | None: ...
     def messages(self, ticket_ids: Sequence[int]) -> list[Message]: ...
-    def tickets(self, ticket_ids: Sequence[int], *, for_update: bool = False
-                ) -> list[Ticket]:
-        """These tickets (locked for this transaction with ``for_update``)."""
-        ...
+    def tickets(self, ticket_ids: Sequence[int]) -> list[Ticket]: ...
 
 
 class ApUnitOfWork(UnitOfWork, Protocol):
@@ -176,28 +168,6 @@ class ApUnitOfWork(UnitOfWork, Protocol):
 class ApStore(Protocol):
     def write(self) -> AbstractContextManager[ApUnitOfWork]: ...
     def read(self) -> AbstractContextManager[ApUnitOfWork]: ...
-
-
-def _raise_or(result: Any) -> Any:
-    if isinstance(result, TickethubError):
-        raise result
-    return result
-
-
-def _open_task(tasks: dict[str, TaskRecord], tickets: dict[int, Ticket], item: StepInput
-               ) -> tuple[TaskRecord, Ticket]:
-    """The task and its ticket, if ``item``'s actor may post a step to it now."""
-    task = tasks.get(item.task_id)
-    if task is None:
-        raise NotFound(f"task {item.task_id} does not exist", field="task_id")
-    ticket = tickets[task.ticket_id]
-    require_owner_or_responder(item.actor, ticket.created_by, "posting a step")
-    if not ticket.waiting:
-        raise Conflict(
-            f"task {item.task_id} is finished (its ticket is {ticket.status.value}); "
-            "no more steps can be posted", field="task_id", ticket_status=ticket.status.value,
-        )
-    return task, ticket
 
 
 def _title(text: str | None) -> str:
@@ -223,14 +193,6 @@ def input_refs(additional_input: dict[str, Any] | None) -> dict[str, str]:
         if indexed is not None and 0 < len(key) <= _REF_KEY_MAX:
             refs[REF_INPUT + key] = indexed
     return refs
-
-
-def _small_step(text: str | None, additional_input: dict[str, Any] | None
-                ) -> dict[str, Any]:
-    """A small step's input, carried in its event so a worker needs no extra read."""
-    if len(text or "") > SMALL_STEP or len(json.dumps(additional_input)) > SMALL_STEP:
-        return {}
-    return {"ap_input": text, "ap_additional_input": additional_input}
 
 
 class AgentTaskService:
@@ -287,97 +249,7 @@ class AgentTaskService:
             records, total = uow.ap.list_tasks(filters, offset, limit)
             return self._views(uow, records, with_steps), total
 
-    # -- steps ---------------------------------------------------------------------------
-
-    def post_step(self, actor: Actor, task_id: str, text: str | None,
-                  additional_input: dict[str, Any] | None) -> tuple[StepRecord, Ticket]:
-        """Post a step's input on the task's ticket; returns the step and the ticket."""
-        posted = _raise_or(self.post_steps([StepInput(actor, task_id, text,
-                                                       additional_input)])[0])
-        return posted.step, posted.ticket
-
-    def post_steps(self, inputs: Sequence[StepInput]) -> list[PostedStep | TickethubError]:
-        """Post several steps in one transaction (group commit). A step that can not be
-        posted (unknown task, finished task, an actor who may not) gets its error in its
-        place and changes nothing; the others are stored."""
-        now = self._clock.now()
-        results: list[PostedStep | TickethubError | None] = []
-        accepted: list[tuple[int, StepInput, TaskRecord, Ticket, bool]] = []
-        with self._store.write() as uow:
-            tasks = uow.ap.get_tasks(list({i.task_id for i in inputs}))
-            tickets = {t.id: t for t in uow.ap.tickets(
-                sorted({r.ticket_id for r in tasks.values()}), for_update=True)}
-            for item in inputs:
-                try:
-                    task, ticket = _open_task(tasks, tickets, item)
-                except TickethubError as exc:
-                    results.append(exc)
-                    continue
-                trusted = item.actor.can_steer or item.actor.name == ticket.created_by
-                accepted.append((len(results), item, task, ticket, trusted))
-                results.append(None)  # filled in below
-            if not accepted:
-                return [r for r in results if r is not None]
-            step_ids = [self._new_id() for _ in accepted]
-            messages = uow.messages.add_many([
-                MessageDraft(ticket.id, item.actor.name, AP_CHANNEL,
-                             item.text if item.text and item.text.strip() else EMPTY_STEP_BODY,
-                             MessageKind.COMMENT, trusted,
-                             data={REF_TASK: item.task_id, "ap_step_id": step_id,
-                                   "additional_input": item.additional_input})
-                for step_id, (_, item, _, ticket, trusted) in zip(step_ids, accepted,
-                                                                  strict=True)], now)
-            steps = [StepRecord(step_id, item.task_id, item.text, item.additional_input,
-                                message.id, item.actor.name, now)
-                     for step_id, message, (_, item, *_) in zip(step_ids, messages, accepted,
-                                                                strict=True)]
-            uow.ap.add_steps(steps)
-            events = uow.events.append_many([
-                NewEvent(EventType.MESSAGE_POSTED, ticket.id, ticket.path, item.actor.name,
-                         {"message_id": message.id, "via": AP_CHANNEL, "trusted": trusted,
-                          REF_TASK: item.task_id, "ap_step_id": step.step_id,
-                          **_small_step(item.text, item.additional_input)})
-                for step, message, (_, item, _, ticket, trusted)
-                in zip(steps, messages, accepted, strict=True)], now)
-        for step, (index, _, task, ticket, _) in zip(steps, accepted, strict=True):
-            results[index] = PostedStep(step, task, ticket)
-        self._notifier.notify(events[-1].seq, list({a[3].id: a[3] for a in accepted}.values()))
-        return [r for r in results if r is not None]
-
-    def reply_steps(self, replies: Sequence[StepReply]) -> list[StepView]:
-        """Post replies of agent workers running inside the hub (comments, so the task
-        goes on) in one transaction, and return each step as it now stands: completed by
-        this reply, or by one that landed first."""
-        now = self._clock.now()
-        with self._store.write() as uow:
-            tickets = {t.id: t for t in uow.ap.tickets(
-                sorted({r.posted.ticket.id for r in replies}))}
-            messages = uow.messages.add_many([
-                MessageDraft(r.posted.ticket.id, r.actor.name, r.via, r.text,
-                             MessageKind.COMMENT, r.actor.can_steer, data=r.data)
-                for r in replies], now)
-            events = uow.events.append_many([
-                NewEvent(EventType.MESSAGE_POSTED, r.posted.ticket.id, r.posted.ticket.path,
-                         r.actor.name, {"message_id": m.id, "via": r.via,
-                                        "trusted": m.trusted})
-                for r, m in zip(replies, messages, strict=True)], now)
-            states = []
-            for r in replies:
-                step, ticket = r.posted.step, tickets[r.posted.ticket.id]
-                reply = uow.ap.first_reply(ticket.id, step.task_id, step.input_message_id,
-                                           ticket.created_by)
-                newest = False
-                if not ticket.waiting:
-                    latest = uow.ap.latest_step(step.task_id)
-                    newest = latest is not None and latest.step_id == step.step_id
-                states.append(state_of(step, reply, ticket, newest))
-            completed = [s.step_id for s in states if s.status == "completed"]
-            artifacts: dict[str, list[ArtifactRecord]] = {}
-            for artifact in uow.ap.artifacts_of_steps(completed) if completed else ():
-                artifacts.setdefault(artifact.step_id or "", []).append(artifact)
-        self._notifier.notify(events[-1].seq, list(tickets.values()))
-        return [StepView(state, state.record.task_id, artifacts.get(state.step_id, []))
-                for state in states]
+    # -- steps (written by ``agent_step_writes.StepWriter``) -----------------------------
 
     def steps(self, task_id: str) -> tuple[Ticket, list[StepView]]:
         """The task's ticket and all its steps, oldest first."""

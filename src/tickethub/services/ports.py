@@ -29,9 +29,12 @@ class SecretGenerator(Protocol):
 
 
 class Notifier(Protocol):
-    def notify(self, seq: int, tickets: Sequence[Ticket]) -> None:
+    def notify(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int] = ()
+               ) -> None:
         """Wake whoever waits on these tickets or on the event log; called after commit
-        with the tickets' new state, so waiters need not read them back."""
+        with the tickets' new state, so waiters need not read them back. ``touched``:
+        ids of tickets that got something besides a new state (a message); their
+        waiters read back what they need."""
         ...
 
 

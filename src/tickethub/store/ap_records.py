@@ -8,12 +8,18 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, bindparam, func, insert, select
 
 from tickethub.domain.messages import Message, MessageKind
+from tickethub.domain.status import Status
 from tickethub.domain.tickets import Ticket
-from tickethub.services.agent_steps import StepRecord
-from tickethub.services.agent_tasks import AP_CHANNEL, ArtifactRecord, TaskFilter, TaskRecord
+from tickethub.services.agent_steps import AP_CHANNEL, StepRecord
+from tickethub.services.agent_tasks import (
+    ArtifactRecord,
+    TaskFilter,
+    TaskRecord,
+    TaskTicket,
+)
 from tickethub.store.ap_tables import ap_artifacts, ap_steps, ap_tasks
 from tickethub.store.bulk import insert_rows
 from tickethub.store.records import _message
@@ -23,10 +29,34 @@ from tickethub.store.ticket_repository import _row_to_ticket
 
 REPLY_KINDS = [MessageKind.COMMENT.value, MessageKind.ANSWER.value]
 
+# Statements of the group-committed paths, built once (building one costs about as
+# much CPU as running it); ``ids`` expands to the list given at execute time.
+_TICKET_HEAD = (tickets.c.path, tickets.c.status, tickets.c.created_by)
+_OPEN_TASKS = (
+    select(ap_tasks, *_TICKET_HEAD)
+    .join(tickets, tickets.c.id == ap_tasks.c.ticket_id)
+    .where(ap_tasks.c.task_id.in_(bindparam("ids", expanding=True)))
+)
+_OPEN_TASKS_LOCKED = _OPEN_TASKS.order_by(tickets.c.id).with_for_update(of=tickets)
+_TASK_TICKETS = select(tickets.c.id.label("ticket_id"), *_TICKET_HEAD).where(
+    tickets.c.id.in_(bindparam("ids", expanding=True)))
+_TICKETS_BY_ID = select(tickets).where(tickets.c.id.in_(bindparam("ids", expanding=True)))
+_REPLIES_AFTER = select(messages).where(
+    messages.c.ticket_id.in_(bindparam("ids", expanding=True)),
+    messages.c.id > bindparam("after"),
+    messages.c.trusted.is_(True),
+    messages.c.kind.in_(REPLY_KINDS),
+    messages.c.via != AP_CHANNEL,  # step inputs are never replies
+).order_by(messages.c.id)
+
 
 def _task(row: Any) -> TaskRecord:
     return TaskRecord(row.task_id, row.ticket_id, row.input, row.additional_input,
                       row.created_at)
+
+
+def _task_ticket(row: Any) -> TaskTicket:
+    return TaskTicket(row.ticket_id, row.path, Status(row.status), row.created_by)
 
 
 def _step(row: Any) -> StepRecord:
@@ -82,9 +112,15 @@ class SqlApRepository:
              "additional_input": r.additional_input, "input_message_id": r.input_message_id,
              "created_by": r.created_by, "created_at": r.created_at} for r in records])
 
-    def get_tasks(self, task_ids: Sequence[str]) -> dict[str, TaskRecord]:
-        rows = self._c.execute(select(ap_tasks).where(ap_tasks.c.task_id.in_(list(task_ids))))
-        return {r.task_id: _task(r) for r in rows}
+    def open_tasks(self, task_ids: Sequence[str]
+                   ) -> dict[str, tuple[TaskRecord, TaskTicket]]:
+        stmt = _OPEN_TASKS_LOCKED if self._c.dialect.name == "postgresql" else _OPEN_TASKS
+        rows = self._c.execute(stmt, {"ids": list(task_ids)})
+        return {r.task_id: (_task(r), _task_ticket(r)) for r in rows}
+
+    def task_tickets(self, ticket_ids: Sequence[int]) -> dict[int, TaskTicket]:
+        rows = self._c.execute(_TASK_TICKETS, {"ids": list(ticket_ids)})
+        return {r.ticket_id: _task_ticket(r) for r in rows}
 
     def steps(self, task_ids: Sequence[str]) -> list[StepRecord]:
         rows = self._c.execute(
@@ -108,6 +144,12 @@ class SqlApRepository:
             select(tickets).join(ap_tasks, ap_tasks.c.ticket_id == tickets.c.id)
             .where(ap_tasks.c.task_id == task_id)).first()
         return _row_to_ticket(row) if row else None
+
+    def replies_after(self, ticket_ids: Sequence[int], after_message_id: int
+                      ) -> list[Message]:
+        rows = self._c.execute(_REPLIES_AFTER, {"ids": list(ticket_ids),
+                                                "after": after_message_id})
+        return [_message(r) for r in rows]
 
     def first_reply(self, ticket_id: int, task_id: str, after_message_id: int,
                     creator: str) -> Message | None:
@@ -167,12 +209,9 @@ class SqlApRepository:
             .order_by(messages.c.id))
         return [_message(r) for r in rows]
 
-    def tickets(self, ticket_ids: Sequence[int], *, for_update: bool = False
-                ) -> list[Ticket]:
-        stmt = select(tickets).where(tickets.c.id.in_(list(ticket_ids)))
-        if for_update and self._c.dialect.name == "postgresql":
-            stmt = stmt.order_by(tickets.c.id).with_for_update()
-        return [_row_to_ticket(r) for r in self._c.execute(stmt)]
+    def tickets(self, ticket_ids: Sequence[int]) -> list[Ticket]:
+        rows = self._c.execute(_TICKETS_BY_ID, {"ids": list(ticket_ids)})
+        return [_row_to_ticket(r) for r in rows]
 
 
 class SqlApStore:

@@ -10,7 +10,8 @@ transaction: one statement per table instead of one per row is most of their spe
   inserted without explicit ids by one statement, in a write transaction (SQLite has one
   writer at a time), get consecutive rowids, so the ids are the ``n`` up to the last.
 
-On SQLite the rows go to the driver's ``executemany`` directly, converted by each
+On SQLite the rows go to the driver's ``executemany`` directly (on the connection's own
+DBAPI cursor, inside its transaction), converted by each
 column's own bind processor, the same conversion SQLAlchemy applies. SQLAlchemy would
 convert every value of every row anew; here a value that is the very same object as
 the one before in its column (the batch's shared timestamp, an empty list) is converted
@@ -24,7 +25,6 @@ from typing import Any
 
 from sqlalchemy import Connection, Dialect, Insert, Table, func, insert, select, text
 
-_LAST_ROWID = text("SELECT last_insert_rowid()")
 _returning: dict[str, Insert] = {}
 _driver_sql: dict[tuple[str, tuple[str, ...]], tuple[str, list[Any]]] = {}
 
@@ -36,8 +36,11 @@ def insert_ids(connection: Connection, table: Table, rows: Sequence[dict[str, An
     if not rows:
         return []
     if connection.dialect.name == "sqlite":
-        _sqlite_executemany(connection, table, rows)
-        last = int(connection.execute(_LAST_ROWID).scalar_one())
+        cursor = _sqlite_executemany(connection, table, rows)
+        try:
+            last = int(cursor.execute("SELECT last_insert_rowid()").fetchone()[0])
+        finally:
+            cursor.close()
         return list(range(last - len(rows) + 1, last + 1))
     if len(rows) == 1:
         return [int(connection.execute(insert(table), rows[0]).inserted_primary_key[0])]
@@ -79,13 +82,15 @@ def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, A
     if not rows:
         return
     if connection.dialect.name == "sqlite":
-        _sqlite_executemany(connection, table, rows)
+        _sqlite_executemany(connection, table, rows).close()
     else:
         connection.execute(insert(table), list(rows))
 
 
 def _sqlite_executemany(connection: Connection, table: Table,
-                        rows: Sequence[dict[str, Any]]) -> None:
+                        rows: Sequence[dict[str, Any]]) -> Any:
+    """Run the insert on the driver's own cursor (in this connection's transaction) and
+    return that cursor."""
     columns = tuple(rows[0])
     sql, processors = _prepared(table, columns, connection.dialect)
     params = []
@@ -100,7 +105,9 @@ def _sqlite_executemany(connection: Connection, table: Table,
                 last_out[i] = value if process is None else process(value)
             values.append(last_out[i])
         params.append(tuple(values))
-    connection.exec_driver_sql(sql, params)
+    cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    cursor.executemany(sql, params)
+    return cursor
 
 
 _UNSET = object()

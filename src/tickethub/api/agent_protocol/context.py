@@ -25,13 +25,8 @@ from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.errors import Unauthenticated
 from tickethub.group_commit import GroupCommit
 from tickethub.server.runtime import HubRuntime
-from tickethub.services.agent_tasks import (
-    AgentTaskService,
-    PostedStep,
-    StepInput,
-    TaskInput,
-    TaskView,
-)
+from tickethub.services.agent_step_writes import StepWrite, StepWriter, StepWritten
+from tickethub.services.agent_tasks import AgentTaskService, TaskInput, TaskView
 from tickethub.services.artifacts import ArtifactService
 from tickethub.settings import Settings
 from tickethub.store.ap_records import SqlApStore
@@ -61,7 +56,7 @@ class ApServices:
     artifacts: ArtifactService
     anonymous: Actor | None
     creates: GroupCommit[TaskInput, TaskView]
-    steps: GroupCommit[StepInput, PostedStep]
+    steps: GroupCommit[StepWrite, StepWritten]
     worker: HostedTaskWorker | None
 
     @classmethod
@@ -72,6 +67,8 @@ class ApServices:
         if anonymous_allowed(hub.settings):
             anonymous = Actor(hub.settings.ap_anonymous_agent, Role.AGENT, ActorKind.AGENT)
         tasks = AgentTaskService(store, hub.clock, hub.bus)
+        steps: GroupCommit[StepWrite, StepWritten] = GroupCommit(
+            StepWriter(store, hub.clock, hub.bus).write)
         artifacts = ArtifactService(store, storage, hub.clock,
                                     hub.settings.ap_max_artifact_bytes)
         worker = None
@@ -79,11 +76,11 @@ class ApServices:
             actor = Actor(hub.settings.ap_worker_name, Role.RESPONDER, ActorKind.AGENT)
             worker = HostedTaskWorker(load_handler(hub.settings.ap_worker),
                                       StepTools(actor, hub.tickets, artifacts, hub.bus),
-                                      tasks, hub.settings.ap_worker_concurrency)
+                                      tasks, steps, hub.settings.ap_worker_concurrency)
         return cls(
             tasks=tasks,
             creates=GroupCommit(tasks.create_many),
-            steps=GroupCommit(tasks.post_steps),
+            steps=steps,
             artifacts=artifacts,
             anonymous=anonymous,
             worker=worker,

@@ -31,7 +31,8 @@ from tickethub.domain.actors import Actor
 from tickethub.domain.status import Status
 from tickethub.errors import ValidationFailed
 from tickethub.server.runtime import HubRuntime
-from tickethub.services.agent_tasks import REF_INPUT, StepInput, StepView, TaskFilter, TaskInput
+from tickethub.services.agent_step_writes import PostedStep, StepInput
+from tickethub.services.agent_tasks import REF_INPUT, StepView, TaskFilter, TaskInput
 
 router = APIRouter(route_class=AgentProtocolRoute, tags=["agent"])
 
@@ -167,6 +168,7 @@ async def execute(hub: HubRuntime, svc: ApServices, me: Actor, task_id: str,
     a step it leaves unanswered waits for a reply through any channel as usual."""
     body = body or StepRequestBody()
     posted = await svc.steps.submit(StepInput(me, task_id, body.input, body.additional_input))
+    assert isinstance(posted, PostedStep)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + hub.settings.ap_step_hold_seconds
     view = None

@@ -1,0 +1,210 @@
+"""The writes of an Agent Protocol step's life, group-committed together: a client's step
+input (``StepInput``) and the reply of an agent worker running inside the hub
+(``StepReply``).
+
+One transaction takes any mix of both, so under load a step costs a share of one
+commit, not two. Within it, every item succeeds or fails on its own: an item that can
+not be written (an unknown or finished task, an actor who may not post) gets its error
+in its place and changes nothing; the others are stored.
+
+* A step input is a comment through the door's channel ``agent-protocol`` on the task's
+  ticket, carrying the step's ids; small inputs also ride in the event, so a worker that
+  follows the event stream needs no extra read.
+* A reply is a comment by the worker; the step comes back as it now stands: completed by
+  this reply, or by one that landed first (a person was quicker).
+
+Tickets are not changed by either (only messages are added), so waiters are woken with
+the tickets' ids and read back what they need.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tickethub.domain.actors import Actor, require_owner_or_responder
+from tickethub.domain.events import Event, EventType, NewEvent
+from tickethub.domain.messages import MessageDraft, MessageKind
+from tickethub.errors import Conflict, NotFound, TickethubError
+from tickethub.services.agent_steps import AP_CHANNEL, StepRecord, open_state, state_of
+from tickethub.services.agent_tasks import (
+    EMPTY_STEP_BODY,
+    REF_TASK,
+    ApStore,
+    ApUnitOfWork,
+    ArtifactRecord,
+    StepView,
+    TaskRecord,
+    TaskTicket,
+)
+from tickethub.services.ports import Clock, Notifier
+
+SMALL_STEP = 2000  # characters of input (and of additional_input as JSON) put in the event
+
+
+@dataclass(frozen=True, slots=True)
+class StepInput:
+    """A step to post: who posts it, to which task, and the body of ``POST .../steps``."""
+
+    actor: Actor
+    task_id: str
+    text: str | None
+    additional_input: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class PostedStep:
+    """A stored step, with its task and the task's ticket as they were."""
+
+    step: StepRecord
+    task: TaskRecord
+    ticket: TaskTicket
+
+
+@dataclass(frozen=True, slots=True)
+class StepReply:
+    """A reply to a step, by an agent worker that runs inside the hub."""
+
+    actor: Actor
+    posted: PostedStep
+    text: str
+    via: str
+    data: Any = None
+
+
+StepWrite = StepInput | StepReply
+StepWritten = PostedStep | StepView | TickethubError
+
+
+class StepWriter:
+    """Writes step inputs and in-hub replies, any mix in one transaction."""
+
+    def __init__(self, store: ApStore, clock: Clock, notifier: Notifier,
+                 new_id: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+        self._store = store
+        self._clock = clock
+        self._notifier = notifier
+        self._new_id = new_id
+
+    def write(self, items: Sequence[StepWrite]) -> list[StepWritten]:
+        """Write ``items`` in one transaction; each result in its item's place: a
+        ``PostedStep`` for a ``StepInput``, a ``StepView`` for a ``StepReply``, or the
+        error that kept the item out."""
+        now = self._clock.now()
+        results: list[StepWritten | None] = [None] * len(items)
+        posts = [(i, x) for i, x in enumerate(items) if isinstance(x, StepInput)]
+        replies = [(i, x) for i, x in enumerate(items) if isinstance(x, StepReply)]
+        events: list[Event] = []
+        touched: set[int] = set()
+        with self._store.write() as uow:
+            if posts:
+                events += self._post(uow, posts, results, now, touched)
+            if replies:
+                events += self._reply(uow, replies, results, now, touched)
+        if events:
+            self._notifier.notify(max(e.seq for e in events), (), touched=sorted(touched))
+        assert all(r is not None for r in results)
+        return results  # type: ignore[return-value]
+
+    def _post(self, uow: ApUnitOfWork, posts: list[tuple[int, StepInput]],
+              results: list[StepWritten | None], now: Any, touched: set[int]) -> list[Event]:
+        tasks = uow.ap.open_tasks(list({item.task_id for _, item in posts}))
+        accepted: list[tuple[int, StepInput, TaskRecord, TaskTicket, bool, str]] = []
+        for index, item in posts:
+            try:
+                task, ticket = _open_task(tasks, item)
+            except TickethubError as exc:
+                results[index] = exc
+                continue
+            trusted = item.actor.can_steer or item.actor.name == ticket.created_by
+            accepted.append((index, item, task, ticket, trusted, self._new_id()))
+        if not accepted:
+            return []
+        messages = uow.messages.add_many([
+            MessageDraft(ticket.id, item.actor.name, AP_CHANNEL,
+                         item.text if item.text and item.text.strip() else EMPTY_STEP_BODY,
+                         MessageKind.COMMENT, trusted,
+                         data={REF_TASK: item.task_id, "ap_step_id": step_id,
+                               "additional_input": item.additional_input})
+            for _, item, _, ticket, trusted, step_id in accepted], now)
+        steps = [StepRecord(step_id, item.task_id, item.text, item.additional_input,
+                            message.id, item.actor.name, now)
+                 for message, (_, item, _, _, _, step_id) in zip(messages, accepted,
+                                                                 strict=True)]
+        uow.ap.add_steps(steps)
+        for step, (index, _, task, ticket, _, _) in zip(steps, accepted, strict=True):
+            results[index] = PostedStep(step, task, ticket)
+            touched.add(ticket.id)
+        return uow.events.append_many([
+            NewEvent(EventType.MESSAGE_POSTED, ticket.id, ticket.path, item.actor.name,
+                     {"message_id": message.id, "via": AP_CHANNEL, "trusted": trusted,
+                      REF_TASK: item.task_id, "ap_step_id": step_id,
+                      **_small_step(item.text, item.additional_input)})
+            for message, (_, item, _, ticket, trusted, step_id)
+            in zip(messages, accepted, strict=True)], now)
+
+    def _reply(self, uow: ApUnitOfWork, replies: list[tuple[int, StepReply]],
+               results: list[StepWritten | None], now: Any, touched: set[int]
+               ) -> list[Event]:
+        tickets = uow.ap.task_tickets(sorted({r.posted.ticket.id for _, r in replies}))
+        touched.update(tickets)
+        messages = uow.messages.add_many([
+            MessageDraft(r.posted.ticket.id, r.actor.name, r.via, r.text,
+                         MessageKind.COMMENT, r.actor.can_steer, data=r.data)
+            for _, r in replies], now)
+        events = uow.events.append_many([
+            NewEvent(EventType.MESSAGE_POSTED, r.posted.ticket.id, r.posted.ticket.path,
+                     r.actor.name, {"message_id": m.id, "via": r.via, "trusted": m.trusted})
+            for (_, r), m in zip(replies, messages, strict=True)], now)
+        candidates = uow.ap.replies_after(
+            list(tickets), min(r.posted.step.input_message_id for _, r in replies))
+        states = []
+        for _, r in replies:
+            step, ticket = r.posted.step, tickets[r.posted.ticket.id]
+            reply = next((m for m in candidates if m.ticket_id == ticket.id
+                          and m.id > step.input_message_id
+                          and m.author != ticket.created_by), None)
+            if ticket.waiting:
+                states.append(open_state(step, reply))
+                continue
+            # Resolved meanwhile (a person answered): the whole ticket decides.
+            latest = uow.ap.latest_step(step.task_id)
+            resolved = uow.tickets.get(ticket.id)
+            assert resolved is not None  # a foreign key keeps task and ticket together
+            states.append(state_of(step, reply, resolved,
+                                   latest is not None and latest.step_id == step.step_id))
+        completed = [s.step_id for s in states if s.status == "completed"]
+        artifacts: dict[str, list[ArtifactRecord]] = {}
+        for artifact in uow.ap.artifacts_of_steps(completed) if completed else ():
+            artifacts.setdefault(artifact.step_id or "", []).append(artifact)
+        for (index, _), state in zip(replies, states, strict=True):
+            results[index] = StepView(state, state.record.task_id,
+                                      artifacts.get(state.step_id, []))
+        return events
+
+
+def _open_task(tasks: dict[str, tuple[TaskRecord, TaskTicket]], item: StepInput
+               ) -> tuple[TaskRecord, TaskTicket]:
+    """The task and its ticket, if ``item``'s actor may post a step to it now."""
+    found = tasks.get(item.task_id)
+    if found is None:
+        raise NotFound(f"task {item.task_id} does not exist", field="task_id")
+    task, ticket = found
+    require_owner_or_responder(item.actor, ticket.created_by, "posting a step")
+    if not ticket.waiting:
+        raise Conflict(
+            f"task {item.task_id} is finished (its ticket is {ticket.status.value}); "
+            "no more steps can be posted", field="task_id", ticket_status=ticket.status.value,
+        )
+    return task, ticket
+
+
+def _small_step(text: str | None, additional_input: dict[str, Any] | None
+                ) -> dict[str, Any]:
+    """A small step's input, carried in its event so a worker needs no extra read."""
+    if len(text or "") > SMALL_STEP or len(json.dumps(additional_input)) > SMALL_STEP:
+        return {}
+    return {"ap_input": text, "ap_additional_input": additional_input}
