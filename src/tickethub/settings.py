@@ -27,6 +27,15 @@ class Settings(BaseSettings):
     port: int = Field(8080, ge=0, le=65535, description="Port the server listens on.")
     public_url: str | None = Field(None, description="The URL people reach the hub at, used "
                                    "in links; default http://host:port.")
+    telemetry: bool = Field(False, description="Emit OpenTelemetry traces, metrics and "
+                            "logs of requests through FastAPI's native telemetry (an "
+                            "OpenTelemetry SDK must be configured, e.g. "
+                            "FASTAPI_OTEL_AUTO_CONFIGURE=true with the OTEL_* variables).")
+    forwarded_allow_ips: str | None = Field(None, description="Comma-separated addresses "
+                                            "of reverse proxies whose X-Forwarded-For and "
+                                            "X-Forwarded-Proto headers are trusted, e.g. "
+                                            "`127.0.0.1`. Unset: those headers are ignored "
+                                            "(links use public_url either way).")
     admin_token: SecretStr | None = Field(None, description="At first start, becomes the "
                                           "admin token; else one is generated and printed.")
     max_body_bytes: int = Field(1_048_576, ge=1024, description="Largest request body "

@@ -1,7 +1,9 @@
 """One Agent Protocol step, as a handler running inside the hub sees it.
 
 It has the attributes and methods of the SDK's ``tickethub.sdk.tasks.TaskStep``, so a
-handler written for ``serve_tasks`` runs inside the hub unchanged; only ``ask`` returns
+handler written for ``serve_tasks`` runs inside the hub unchanged. The step may not be
+stored yet while the handler runs (it is stored together with a quick reply); ``ask``
+and ``attach`` store it first, since what they make belongs to it. ``ask`` returns
 the hub's own ``Ticket`` (same ``status``, ``outcome``, ``answer``, ``approved`` and
 ``denied`` as the SDK's) and ``attach`` the artifact as the door lists it.
 """
@@ -9,6 +11,7 @@ the hub's own ``Ticket`` (same ``status``, ``outcome``, ``answer``, ``approved``
 from __future__ import annotations
 
 import io
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -18,7 +21,6 @@ import anyio
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import Ticket, TicketDraft
-from tickethub.services.agent_step_writes import PostedStep
 from tickethub.services.artifacts import ArtifactService
 from tickethub.services.tickets import TicketService
 from tickethub.services.waiting import TicketSignals, wait_resolved
@@ -50,12 +52,7 @@ class HostedTaskStep:
     task_input: str | None
     task_additional_input: dict[str, Any] | None
     _tools: StepTools = field(repr=False)
-
-    @classmethod
-    def of(cls, posted: PostedStep, tools: StepTools) -> HostedTaskStep:
-        step, task = posted.step, posted.task
-        return cls(step.task_id, step.step_id, posted.ticket.id, step.input,
-                   step.additional_input, task.input, task.additional_input, tools)
+    _stored: Callable[[], Awaitable[object]] = field(repr=False)
 
     async def ask(self, title: str, body: str = "", kind: str = "question", *,
                   timeout: float | None = None, **fields: Any) -> Ticket:
@@ -71,6 +68,7 @@ class HostedTaskStep:
             fields["labels"] = tuple(fields["labels"])
         draft = TicketDraft(kind=Kind(kind), title=title, body=body, parent_id=self.ticket_id,
                             **fields)
+        await self._stored()
         tools = self._tools
         ticket, _ = await anyio.to_thread.run_sync(tools.tickets.ask, tools.actor, draft)
         return await wait_resolved(tools.tickets.get, tools.bus, ticket.id,
@@ -79,6 +77,7 @@ class HostedTaskStep:
     async def attach(self, file_name: str, content: bytes,
                      relative_path: str | None = None) -> dict[str, Any]:
         """Store a file as the agent's artifact; it shows in this step once replied."""
+        await self._stored()  # an agent's file belongs to the newest stored step
         tools = self._tools
         record = await anyio.to_thread.run_sync(
             tools.artifacts.upload, tools.actor, self.task_id, file_name, relative_path,

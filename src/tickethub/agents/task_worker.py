@@ -24,23 +24,41 @@ import asyncio
 import functools
 import importlib
 import logging
+import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
 from tickethub.agents.task_step import HostedTaskStep, StepTools
+from tickethub.domain.actors import Actor, ActorKind, Role, require_owner_or_responder
 from tickethub.domain.status import WAITING
 from tickethub.errors import TickethubError
 from tickethub.group_commit import GroupCommit
-from tickethub.services.agent_step_writes import PostedStep, StepReply, StepWrite, StepWritten
-from tickethub.services.agent_tasks import AgentTaskService, StepView, TaskFilter, TaskTicket
+from tickethub.services.agent_step_writes import (
+    PostedStep,
+    StepExchange,
+    StepInput,
+    StepReply,
+    StepWrite,
+    StepWritten,
+)
+from tickethub.services.agent_tasks import (
+    AgentTaskService,
+    StepView,
+    TaskFilter,
+    TaskRecord,
+    TaskTicket,
+)
 
 log = logging.getLogger(__name__)
 
 VIA = "hosted-worker"
 EMPTY_REPLY = "(done)"
 _CATCH_UP_PAGE = 100
+_KNOWN_TASKS = 10_000
 
 Handler = Callable[[HostedTaskStep], Awaitable[Any]]
 
@@ -67,68 +85,170 @@ def _reply_parts(reply: Any) -> tuple[str | None, Any, bool]:
     raise TypeError(f"a step handler returns str, Reply or None, not {type(reply).__name__}")
 
 
+@dataclass(frozen=True)
+class TakenStep:
+    """What the door needs to answer the client: the step's ids, and the step as the
+    worker left it (``None``: not completed in time; hold for a reply as usual)."""
+
+    task_id: str
+    step_id: str
+    ticket_id: int
+    view: StepView | None
+
+
+class _PendingStep:
+    """A step the worker handles; stored on demand, at most once: together with a quick
+    reply, or alone when the handler needs it (``ask``, ``attach``), gives no reply, or
+    outlasts the client's hold."""
+
+    def __init__(self, item: StepInput, task: TaskRecord, ticket: TaskTicket,
+                 writes: GroupCommit[StepWrite, StepWritten],
+                 posted: PostedStep | None = None) -> None:
+        self.item = item
+        self.task = task
+        self.ticket = ticket
+        self._writes = writes
+        self._storing: asyncio.Future[PostedStep | None] | None = None
+        if posted is not None:  # stored already (taken over at start)
+            self._storing = asyncio.get_running_loop().create_future()
+            self._storing.set_result(posted)
+
+    @property
+    def step_id(self) -> str:
+        assert self.item.step_id is not None
+        return self.item.step_id
+
+    async def store(self) -> PostedStep | None:
+        """Store the step if nobody did yet; the stored step (``None`` if it was stored
+        together with its reply). Raises the write's error (e.g. a finished task)."""
+        if self._storing is None:
+            self._storing = asyncio.ensure_future(self._write(self.item))
+        return await asyncio.shield(self._storing)
+
+    async def reply(self, actor: Actor, text: str, data: Any) -> StepView:
+        """Store the reply: with the step in one write if it is not stored yet."""
+        if self._storing is None:
+            stored = self._storing = asyncio.get_running_loop().create_future()
+            try:
+                written = await self._writes.submit(
+                    StepExchange(self.item, actor, text, VIA, data))
+            except BaseException as exc:
+                stored.set_exception(exc)
+                stored.exception()  # whoever awaits it sees it; nobody else need
+                raise
+            stored.set_result(None)
+        else:
+            posted = await self.store()
+            assert posted is not None
+            written = await self._writes.submit(StepReply(actor, posted, text, VIA, data))
+        assert isinstance(written, StepView)
+        return written
+
+    async def _write(self, item: StepInput) -> PostedStep:
+        posted = await self._writes.submit(item)
+        assert isinstance(posted, PostedStep)
+        return posted
+
+
+def _note_refusal(job: asyncio.Task[StepView | None]) -> None:
+    """A step refused when stored (its task finished meanwhile) after its client's hold
+    ended: nobody is left to tell but the log."""
+    if not job.cancelled() and isinstance(job.exception(), TickethubError):
+        log.info("step not stored: %s", job.exception())
+
+
 class HostedTaskWorker:
     """Runs ``handler`` on the door's steps inside the hub process (see the module doc)."""
 
     def __init__(self, handler: Handler, tools: StepTools, tasks: AgentTaskService,
-                 writes: GroupCommit[StepWrite, StepWritten], concurrency: int) -> None:
-        """``writes``: the door's group commit of step writes, which replies join."""
+                 writes: GroupCommit[StepWrite, StepWritten], concurrency: int,
+                 new_id: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+        """``writes``: the door's group commit of step writes, which the worker's join."""
         self._handler = handler
         self._tools = tools
         self._tasks = tasks
         self._writes = writes
+        self._new_id = new_id
         self._slots = asyncio.Semaphore(concurrency)
         self._jobs: dict[str, asyncio.Task[StepView | None]] = {}
+        # What a task's steps need that never changes (the task, its ticket's id, path
+        # and creator), so a step costs no read before its handler runs.
+        self._known: OrderedDict[str, tuple[TaskRecord, TaskTicket]] = OrderedDict()
 
-    async def handle(self, posted: PostedStep, hold_seconds: float) -> StepView | None:
-        """Hand ``posted`` to the handler and wait up to ``hold_seconds`` for the step as
-        the reply left it; ``None`` if there was no reply (yet). The handler goes on in
-        the background after the wait."""
-        job = self.dispatch(posted)
+    async def take(self, item: StepInput, hold_seconds: float) -> TakenStep:
+        """Handle a client's step: run the handler and wait up to ``hold_seconds`` for
+        it. A quick reply is stored together with the step; otherwise the step is stored
+        before this returns and the handler goes on in the background. Raises what the
+        store raises (an unknown or finished task, an actor who may not post)."""
+        task, ticket = await self._task(item.task_id)
+        require_owner_or_responder(item.actor, ticket.created_by, "posting a step")
+        item = StepInput(item.actor, item.task_id, item.text, item.additional_input,
+                         self._new_id())
+        pending = _PendingStep(item, task, ticket, self._writes)
+        job = self._start(pending)
         done, _ = await asyncio.wait({job}, timeout=hold_seconds)
-        return job.result() if done else None
+        view = job.result() if done else None
+        if view is None:
+            await pending.store()
+        return TakenStep(task.task_id, pending.step_id, ticket.id, view)
 
-    def dispatch(self, posted: PostedStep) -> asyncio.Task[StepView | None]:
-        job = self._jobs.get(posted.step.step_id)
+    def _start(self, pending: _PendingStep) -> asyncio.Task[StepView | None]:
+        step_id = pending.step_id
+        job = self._jobs.get(step_id)
         if job is None:
-            job = asyncio.get_running_loop().create_task(self._run(posted))
-            self._jobs[posted.step.step_id] = job
-            job.add_done_callback(lambda _: self._jobs.pop(posted.step.step_id, None))
+            job = asyncio.get_running_loop().create_task(self._run(pending))
+            self._jobs[step_id] = job
+            job.add_done_callback(lambda _: self._jobs.pop(step_id, None))
+            job.add_done_callback(_note_refusal)
         return job
 
-    async def _run(self, posted: PostedStep) -> StepView | None:
-        step = posted.step
+    async def _task(self, task_id: str) -> tuple[TaskRecord, TaskTicket]:
+        found = self._known.get(task_id)
+        if found is None:
+            view = await anyio.to_thread.run_sync(self._tasks.get, task_id)
+            found = self._known[task_id] = (view.record, TaskTicket.of(view.ticket))
+            if len(self._known) > _KNOWN_TASKS:
+                self._known.popitem(last=False)
+        else:
+            self._known.move_to_end(task_id)
+        return found
+
+    async def _run(self, pending: _PendingStep) -> StepView | None:
+        item, task = pending.item, pending.task
+        step = HostedTaskStep(item.task_id, pending.step_id, pending.ticket.id, item.text,
+                              item.additional_input, task.input, task.additional_input,
+                              self._tools, pending.store)
         async with self._slots:
             try:
-                reply = await self._handler(HostedTaskStep.of(posted, self._tools))
+                reply = await self._handler(step)
                 if reply is None:
+                    await pending.store()
                     return None
                 text, data, last = _reply_parts(reply)
                 if last:
-                    return await self._finish(posted, text, data)
-                view = await self._writes.submit(StepReply(
-                    self._tools.actor, posted, text or EMPTY_REPLY, VIA, data))
-                assert isinstance(view, StepView)
-                return view
-            except asyncio.CancelledError:
-                raise
+                    await pending.store()
+                    return await self._finish(pending, text, data)
+                return await pending.reply(self._tools.actor, text or EMPTY_REPLY, data)
+            except (asyncio.CancelledError, TickethubError):
+                raise  # the door answers the client with the store's error
             except Exception:
                 log.exception("handling step %s of task %s failed; it waits for a person",
-                              step.step_id, step.task_id)
+                              pending.step_id, item.task_id)
+                await pending.store()
                 return None
 
-    async def _finish(self, posted: PostedStep, text: str | None, data: Any) -> StepView:
+    async def _finish(self, pending: _PendingStep, text: str | None, data: Any) -> StepView:
         """Answer the task's ticket (the task is done) and read the step back."""
         tools = self._tools
         try:
             await anyio.to_thread.run_sync(
-                lambda: tools.tickets.answer(tools.actor, posted.ticket.id,
+                lambda: tools.tickets.answer(tools.actor, pending.ticket.id,
                                              text or (None if data is not None else EMPTY_REPLY),
                                              data, VIA))
         except TickethubError as exc:  # e.g. a person resolved the ticket meanwhile
-            log.info("could not finish task %s: %s", posted.step.task_id, exc.detail)
-        _, view = await anyio.to_thread.run_sync(self._tasks.step, posted.step.task_id,
-                                                 posted.step.step_id)
+            log.info("could not finish task %s: %s", pending.task.task_id, exc.detail)
+        _, view = await anyio.to_thread.run_sync(self._tasks.step, pending.task.task_id,
+                                                 pending.step_id)
         return view
 
     async def catch_up(self) -> int:
@@ -142,8 +262,13 @@ class HostedTaskWorker:
             for view in views:
                 for step in view.steps or ():
                     if step.state.status == "running":
-                        self.dispatch(PostedStep(step.state.record, view.record,
-                                                 TaskTicket.of(view.ticket)))
+                        record, ticket = step.state.record, TaskTicket.of(view.ticket)
+                        item = StepInput(Actor(record.created_by, Role.AGENT, ActorKind.AGENT),
+                                         record.task_id, record.input,
+                                         record.additional_input, record.step_id)
+                        posted = PostedStep(record, view.record, ticket)
+                        self._start(_PendingStep(item, view.record, ticket, self._writes,
+                                                 posted))
                         found += 1
             offset += len(views)
             if not views or offset >= total:

@@ -33,8 +33,10 @@ def create_app(hub: HubRuntime) -> FastAPI:
                 await doors.enter_async_context(hook(app))
             yield
 
+    telemetry = hub.settings.telemetry  # off: FastAPI skips its per-request check
     app = FastAPI(title="tickethub", version=__version__, description=DESCRIPTION,
-                  lifespan=lifespan)
+                  lifespan=lifespan, telemetry={"tracing": telemetry, "metrics": telemetry,
+                                                "logs": telemetry})
     app.state.hub = hub
     problems.install(app)
     app.add_middleware(BodySizeLimit, max_bytes=hub.settings.max_body_bytes,

@@ -21,8 +21,12 @@ def runtime(request: Request) -> HubRuntime:
 
 
 def bearer_token(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
+    return bearer_of(request.headers.get("authorization", ""))
+
+
+def bearer_of(authorization: str) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header value, else ``None``."""
+    scheme, _, token = authorization.partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 

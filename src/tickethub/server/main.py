@@ -24,7 +24,9 @@ def serve(settings: Settings, *, announce: bool = True) -> None:
     hub, app = build_app(settings)
     config = uvicorn.Config(app, host=settings.host, port=settings.port,
                             log_level=settings.log_level.lower(), access_log=False,
-                            timeout_keep_alive=75, backlog=8192)
+                            timeout_keep_alive=75, backlog=8192,
+                            proxy_headers=settings.forwarded_allow_ips is not None,
+                            forwarded_allow_ips=settings.forwarded_allow_ips)
     server = uvicorn.Server(config)
     if announce:
         original_startup = server.startup

@@ -1,6 +1,7 @@
 """The writes of an Agent Protocol step's life, group-committed together: a client's step
-input (``StepInput``) and the reply of an agent worker running inside the hub
-(``StepReply``).
+input (``StepInput``), the reply of an agent worker running inside the hub
+(``StepReply``), or both at once (``StepExchange``: the worker answered before the step
+had to be stored).
 
 One transaction takes any mix of both, so under load a step costs a share of one
 commit, not two. Within it, every item succeeds or fails on its own: an item that can
@@ -29,7 +30,13 @@ from tickethub.domain.actors import Actor, require_owner_or_responder
 from tickethub.domain.events import Event, EventType, NewEvent
 from tickethub.domain.messages import MessageDraft, MessageKind
 from tickethub.errors import Conflict, NotFound, TickethubError
-from tickethub.services.agent_steps import AP_CHANNEL, StepRecord, open_state, state_of
+from tickethub.services.agent_steps import (
+    AP_CHANNEL,
+    StepRecord,
+    is_reply,
+    open_state,
+    state_of,
+)
 from tickethub.services.agent_tasks import (
     EMPTY_STEP_BODY,
     REF_TASK,
@@ -53,6 +60,7 @@ class StepInput:
     task_id: str
     text: str | None
     additional_input: dict[str, Any] | None
+    step_id: str | None = None  # chosen beforehand (an in-hub worker's step); else new
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +83,19 @@ class StepReply:
     data: Any = None
 
 
-StepWrite = StepInput | StepReply
+@dataclass(frozen=True, slots=True)
+class StepExchange:
+    """A step input and an in-hub worker's reply to it, stored in one go: the reply is
+    the message right after the input."""
+
+    input: StepInput
+    actor: Actor
+    text: str
+    via: str
+    data: Any = None
+
+
+StepWrite = StepInput | StepReply | StepExchange
 StepWritten = PostedStep | StepView | TickethubError
 
 
@@ -91,11 +111,11 @@ class StepWriter:
 
     def write(self, items: Sequence[StepWrite]) -> list[StepWritten]:
         """Write ``items`` in one transaction; each result in its item's place: a
-        ``PostedStep`` for a ``StepInput``, a ``StepView`` for a ``StepReply``, or the
-        error that kept the item out."""
+        ``PostedStep`` for a ``StepInput``, a ``StepView`` for a ``StepReply`` or a
+        ``StepExchange``, or the error that kept the item out."""
         now = self._clock.now()
         results: list[StepWritten | None] = [None] * len(items)
-        posts = [(i, x) for i, x in enumerate(items) if isinstance(x, StepInput)]
+        posts = [(i, x) for i, x in enumerate(items) if isinstance(x, StepInput | StepExchange)]
         replies = [(i, x) for i, x in enumerate(items) if isinstance(x, StepReply)]
         events: list[Event] = []
         touched: set[int] = set()
@@ -109,42 +129,62 @@ class StepWriter:
         assert all(r is not None for r in results)
         return results  # type: ignore[return-value]
 
-    def _post(self, uow: ApUnitOfWork, posts: list[tuple[int, StepInput]],
+    def _post(self, uow: ApUnitOfWork, posts: list[tuple[int, StepInput | StepExchange]],
               results: list[StepWritten | None], now: Any, touched: set[int]) -> list[Event]:
-        tasks = uow.ap.open_tasks(list({item.task_id for _, item in posts}))
-        accepted: list[tuple[int, StepInput, TaskRecord, TaskTicket, bool, str]] = []
-        for index, item in posts:
+        inputs = [x.input if isinstance(x, StepExchange) else x for _, x in posts]
+        tasks = uow.ap.open_tasks(list({item.task_id for item in inputs}))
+        accepted: list[_Accepted] = []
+        for (index, write), item in zip(posts, inputs, strict=True):
             try:
                 task, ticket = _open_task(tasks, item)
             except TickethubError as exc:
                 results[index] = exc
                 continue
             trusted = item.actor.can_steer or item.actor.name == ticket.created_by
-            accepted.append((index, item, task, ticket, trusted, self._new_id()))
+            accepted.append(_Accepted(index, item, task, ticket, trusted,
+                                      item.step_id or self._new_id(),
+                                      write if isinstance(write, StepExchange) else None))
         if not accepted:
             return []
-        messages = uow.messages.add_many([
-            MessageDraft(ticket.id, item.actor.name, AP_CHANNEL,
-                         item.text if item.text and item.text.strip() else EMPTY_STEP_BODY,
-                         MessageKind.COMMENT, trusted,
-                         data={REF_TASK: item.task_id, "ap_step_id": step_id,
-                               "additional_input": item.additional_input})
-            for _, item, _, ticket, trusted, step_id in accepted], now)
-        steps = [StepRecord(step_id, item.task_id, item.text, item.additional_input,
-                            message.id, item.actor.name, now)
-                 for message, (_, item, _, _, _, step_id) in zip(messages, accepted,
-                                                                 strict=True)]
+        drafts: list[MessageDraft] = []
+        for a in accepted:
+            item = a.item
+            drafts.append(MessageDraft(
+                a.ticket.id, item.actor.name, AP_CHANNEL,
+                item.text if item.text and item.text.strip() else EMPTY_STEP_BODY,
+                MessageKind.COMMENT, a.trusted,
+                data={REF_TASK: item.task_id, "ap_step_id": a.step_id,
+                      "additional_input": item.additional_input}))
+            if a.reply is not None:  # the reply goes in right after its input
+                drafts.append(MessageDraft(a.ticket.id, a.reply.actor.name, a.reply.via,
+                                           a.reply.text, MessageKind.COMMENT,
+                                           a.reply.actor.can_steer, data=a.reply.data))
+        messages = iter(uow.messages.add_many(drafts, now))
+        steps, new_events = [], []
+        for a in accepted:
+            message = next(messages)
+            step = StepRecord(a.step_id, a.item.task_id, a.item.text, a.item.additional_input,
+                              message.id, a.item.actor.name, now)
+            steps.append(step)
+            touched.add(a.ticket.id)
+            new_events.append(NewEvent(
+                EventType.MESSAGE_POSTED, a.ticket.id, a.ticket.path, a.item.actor.name,
+                {"message_id": message.id, "via": AP_CHANNEL, "trusted": a.trusted,
+                 REF_TASK: a.item.task_id, "ap_step_id": a.step_id,
+                 **_small_step(a.item.text, a.item.additional_input)}))
+            if a.reply is None:
+                results[a.index] = PostedStep(step, a.task, a.ticket)
+                continue
+            reply = next(messages)
+            new_events.append(NewEvent(
+                EventType.MESSAGE_POSTED, a.ticket.id, a.ticket.path, reply.author,
+                {"message_id": reply.id, "via": reply.via, "trusted": reply.trusted}))
+            # Nothing can sit between a step and a reply stored with it.
+            counts = is_reply(reply, a.ticket, ())
+            results[a.index] = StepView(open_state(step, reply if counts else None),
+                                        a.item.task_id, [])
         uow.ap.add_steps(steps)
-        for step, (index, _, task, ticket, _, _) in zip(steps, accepted, strict=True):
-            results[index] = PostedStep(step, task, ticket)
-            touched.add(ticket.id)
-        return uow.events.append_many([
-            NewEvent(EventType.MESSAGE_POSTED, ticket.id, ticket.path, item.actor.name,
-                     {"message_id": message.id, "via": AP_CHANNEL, "trusted": trusted,
-                      REF_TASK: item.task_id, "ap_step_id": step_id,
-                      **_small_step(item.text, item.additional_input)})
-            for message, (_, item, _, ticket, trusted, step_id)
-            in zip(messages, accepted, strict=True)], now)
+        return uow.events.append_many(new_events, now)
 
     def _reply(self, uow: ApUnitOfWork, replies: list[tuple[int, StepReply]],
                results: list[StepWritten | None], now: Any, touched: set[int]
@@ -184,6 +224,19 @@ class StepWriter:
             results[index] = StepView(state, state.record.task_id,
                                       artifacts.get(state.step_id, []))
         return events
+
+
+@dataclass(frozen=True, slots=True)
+class _Accepted:
+    """A step input that may be written, with what its write needs."""
+
+    index: int
+    item: StepInput
+    task: TaskRecord
+    ticket: TaskTicket
+    trusted: bool
+    step_id: str
+    reply: StepExchange | None
 
 
 def _open_task(tasks: dict[str, tuple[TaskRecord, TaskTicket]], item: StepInput

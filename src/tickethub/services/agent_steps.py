@@ -14,9 +14,10 @@ channel (web, email, chat, the SDK) completes the step the moment it is stored.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from tickethub.domain.messages import Message, MessageKind
 from tickethub.domain.tickets import Ticket
@@ -61,7 +62,12 @@ def _reply_output(reply: Message) -> dict[str, Any]:
     return out
 
 
-def is_reply(message: Message, ticket: Ticket, inputs: set[int] | frozenset[int]) -> bool:
+class _Created(Protocol):
+    @property
+    def created_by(self) -> str: ...
+
+
+def is_reply(message: Message, ticket: _Created, inputs: Collection[int]) -> bool:
     """True when ``message`` may answer a step of ``ticket`` (see the module doc). Step
     inputs are the messages the door posts, on its own channel ``AP_CHANNEL``."""
     return (message.trusted and message.kind in _REPLY_KINDS

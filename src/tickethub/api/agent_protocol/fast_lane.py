@@ -7,7 +7,7 @@ any work; the lane does the same work directly: it reads the body under the door
 limit, validates it with the same pydantic models (in one pass from JSON), acts as the
 same actor, calls the same functions as the routes (``tasks.create``, ``tasks.execute``)
 and answers errors through the same mapping (``errors``). Anything else, including
-these paths with a body that is not JSON, goes on to FastAPI unchanged; the routes stay
+these paths with a body not declared JSON, goes on to FastAPI unchanged; the routes stay
 the reference and document the operations in the OpenAPI schema.
 """
 
@@ -17,7 +17,6 @@ import re
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
-from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -25,22 +24,33 @@ from tickethub.api.agent_protocol import tasks
 from tickethub.api.agent_protocol.context import actor_for_token, services_of
 from tickethub.api.agent_protocol.errors import from_error, too_large, validation_error
 from tickethub.api.agent_protocol.schemas import StepRequestBody, TaskRequestBody
-from tickethub.api.deps import bearer_token
+from tickethub.api.deps import bearer_of
 from tickethub.errors import TickethubError
 
 TASKS_PATH = "/ap/v1/agent/tasks"
 _STEPS_PATH = re.compile(r"^/ap/v1/agent/tasks/([^/]+)/steps$")
 _TASK_BODY: TypeAdapter[TaskRequestBody | None] = TypeAdapter(TaskRequestBody | None)
 _STEP_BODY: TypeAdapter[StepRequestBody | None] = TypeAdapter(StepRequestBody | None)
+_WANTED = (b"content-type", b"content-length", b"authorization")
 
 
-def _json_or_none(scope: Scope) -> bool:
-    """True when the body is declared JSON, or not declared (FastAPI parses both)."""
-    for name, value in scope["headers"]:
-        if name == b"content-type":
-            media = value.split(b";", 1)[0].strip().lower()
-            return media == b"application/json" or media.endswith(b"+json")
-    return True
+def _headers(scope: Scope) -> dict[bytes, bytes]:
+    """The few request headers the lane reads (names are lower-case in ASGI)."""
+    return {name: value for name, value in scope["headers"] if name in _WANTED}
+
+
+class ClientGone(Exception):
+    """The client went away before its body was read; nothing to answer."""
+
+
+def _json_or_empty(headers: dict[bytes, bytes]) -> bool:
+    """True when the body is declared JSON, or is empty (no body: the defaults). FastAPI
+    does not read an undeclared body as JSON, so neither does the lane."""
+    declared = headers.get(b"content-type")
+    if declared is None:
+        return headers.get(b"content-length") == b"0"
+    media = declared.split(b";", 1)[0].strip().lower()
+    return media == b"application/json" or media.endswith(b"+json")
 
 
 class FastLane:
@@ -51,32 +61,45 @@ class FastLane:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST" and _json_or_none(scope):
+        if scope["type"] == "http" and scope["method"] == "POST":
             path = scope["path"]
-            if path == TASKS_PATH:
-                await self._serve(scope, receive, send, None)
-                return
-            match = _STEPS_PATH.match(path)
-            if match is not None:
-                await self._serve(scope, receive, send, match.group(1))
-                return
+            steps = None if path == TASKS_PATH else _STEPS_PATH.match(path)
+            if path == TASKS_PATH or steps is not None:
+                headers = _headers(scope)
+                if _json_or_empty(headers):
+                    task_id = steps.group(1) if steps is not None else None
+                    await self._serve(scope, receive, send, headers, task_id)
+                    return
         await self.app(scope, receive, send)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send,
-                     task_id: str | None) -> None:
-        request = Request(scope, receive)
+                     headers: dict[bytes, bytes], task_id: str | None) -> None:
         hub = scope["app"].state.hub
+        adapter = _TASK_BODY if task_id is None else _STEP_BODY
         try:
-            body = await _read(request, hub.settings.max_body_bytes)
+            raw = await _read(receive, headers, hub.settings.max_body_bytes)
+            # As FastAPI does: a body that is not JSON at all is refused before anything
+            # else; one that does not fit the model only after the actor is known.
+            invalid = None
+            try:
+                body = adapter.validate_json(raw or b"null")
+            except ValidationError as exc:
+                if any(e["type"] == "json_invalid" for e in exc.errors()):
+                    raise
+                invalid = exc
             svc = services_of(scope["app"])
-            me = await actor_for_token(hub, svc, bearer_token(request))
+            token = bearer_of(headers.get(b"authorization", b"").decode("latin-1"))
+            me = await actor_for_token(hub, svc, token)
+            if invalid is not None:
+                raise invalid
             out: dict[str, Any]
             if task_id is None:
-                out = await tasks.create(svc, me, _TASK_BODY.validate_json(body or b"null"))
+                out = await tasks.create(svc, me, body)
             else:
-                out = await tasks.execute(hub, svc, me, task_id,
-                                          _STEP_BODY.validate_json(body or b"null"))
+                out = await tasks.execute(hub, svc, me, task_id, body)
             response = JSONResponse(out)
+        except ClientGone:
+            return
         except ValidationError as exc:
             response = validation_error(exc.errors(include_url=False))
         except TickethubError as exc:
@@ -84,16 +107,22 @@ class FastLane:
         await response(scope, receive, send)
 
 
-async def _read(request: Request, max_bytes: int) -> bytes:
+async def _read(receive: Receive, headers: dict[bytes, bytes], max_bytes: int) -> bytes:
     """The whole body, or ``PayloadTooLarge`` as soon as it passes ``max_bytes``."""
-    length = request.headers.get("content-length", "")
+    length = headers.get(b"content-length", b"")
     if length.isdigit() and int(length) > max_bytes:
         raise too_large(max_bytes)
     chunks = []
     seen = 0
-    async for chunk in request.stream():
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunk = message.get("body", b"")
         seen += len(chunk)
         if seen > max_bytes:
             raise too_large(max_bytes)
         chunks.append(chunk)
-    return b"".join(chunks)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+

@@ -167,17 +167,21 @@ async def execute(hub: HubRuntime, svc: ApServices, me: Actor, task_id: str,
     it. With an agent worker inside the hub (``ap_worker``) the step goes straight to it;
     a step it leaves unanswered waits for a reply through any channel as usual."""
     body = body or StepRequestBody()
-    posted = await svc.steps.submit(StepInput(me, task_id, body.input, body.additional_input))
-    assert isinstance(posted, PostedStep)
+    item = StepInput(me, task_id, body.input, body.additional_input)
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + hub.settings.ap_step_hold_seconds
-    view = None
+    hold = hub.settings.ap_step_hold_seconds
+    deadline = loop.time() + hold
     if svc.worker is not None:
-        view = await svc.worker.handle(posted, hub.settings.ap_step_hold_seconds)
+        taken = await svc.worker.take(item, hold)
+        step_id, ticket_id, view = taken.step_id, taken.ticket_id, taken.view
+    else:
+        posted = await svc.steps.submit(item)
+        assert isinstance(posted, PostedStep)
+        step_id, ticket_id, view = posted.step.step_id, posted.ticket.id, None
     if view is None:
-        view = await hold_for_reply(hub, svc, task_id, posted.step.step_id, posted.ticket.id,
+        view = await hold_for_reply(hub, svc, task_id, step_id, ticket_id,
                                     max(0.0, deadline - loop.time()))
-    return step_out(view, waiting_for_human(hub, posted.ticket.id))
+    return step_out(view, waiting_for_human(hub, ticket_id))
 
 
 def _sse(view: StepView, hub: HubRuntime, ticket_id: int) -> str:
