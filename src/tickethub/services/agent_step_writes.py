@@ -120,10 +120,12 @@ class StepWriter:
         events: list[Event] = []
         touched: set[int] = set()
         with self._store.write() as uow:
-            if posts:
-                events += self._post(uow, posts, results, now, touched)
+            # Replies first: each answers a step from an earlier transaction, and a reply
+            # stored after a new step's input would answer that step too.
             if replies:
                 events += self._reply(uow, replies, results, now, touched)
+            if posts:
+                events += self._post(uow, posts, results, now, touched)
         if events:
             self._notifier.notify(max(e.seq for e in events), (), touched=sorted(touched))
         assert all(r is not None for r in results)

@@ -21,6 +21,7 @@ once, which halves the CPU of a batch.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Connection, Dialect, Insert, Table, func, insert, select, text
@@ -93,18 +94,20 @@ def _sqlite_executemany(connection: Connection, table: Table,
     return that cursor."""
     columns = tuple(rows[0])
     sql, processors = _prepared(table, columns, connection.dialect)
-    params = []
+    values_of = itemgetter(*columns)
+    converted = [(i, process) for i, process in enumerate(processors) if process is not None]
     last_in: list[Any] = [_UNSET] * len(columns)
     last_out: list[Any] = [None] * len(columns)
+    params = []
     for row in rows:
-        values = []
-        for i, (name, process) in enumerate(zip(columns, processors, strict=True)):
-            value = row[name]
+        values = list(values_of(row)) if len(columns) > 1 else [row[columns[0]]]
+        for i, process in converted:
+            value = values[i]
             if value is not last_in[i]:
                 last_in[i] = value
-                last_out[i] = value if process is None else process(value)
-            values.append(last_out[i])
-        params.append(tuple(values))
+                last_out[i] = process(value)
+            values[i] = last_out[i]
+        params.append(values)
     cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
     cursor.executemany(sql, params)
     return cursor
@@ -122,6 +125,9 @@ def _prepared(table: Table, columns: tuple[str, ...], dialect: Dialect
         quote = dialect.identifier_preparer.quote
         sql = (f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
                f"VALUES ({', '.join('?' for _ in columns)})")
-        processors = [table.c[c].type.bind_processor(dialect) for c in columns]
+        # The dialect's own processors (e.g. SQLite's DATETIME text format), exactly
+        # what SQLAlchemy applies to its own inserts.
+        processors = [table.c[c].type.dialect_impl(dialect).bind_processor(dialect)
+                      for c in columns]
         found = _driver_sql[key] = (sql, processors)
     return found

@@ -8,6 +8,8 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
+from tickethub import json_codec
+
 WRITE_OPTION = "tickethub_write"
 
 
@@ -16,7 +18,9 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(url, parsed.database, echo)
-    return create_engine(url, echo=echo, pool_size=10, max_overflow=40, pool_pre_ping=True)
+    return create_engine(url, echo=echo, pool_size=10, max_overflow=40, pool_pre_ping=True,
+                         json_serializer=json_codec.dumps,
+                         json_deserializer=json_codec.loads)
 
 
 def _sqlite_engine(url: str, database: str | None, echo: bool) -> Engine:
@@ -28,6 +32,8 @@ def _sqlite_engine(url: str, database: str | None, echo: bool) -> Engine:
         pool_size=8,
         max_overflow=40,
         connect_args={"check_same_thread": False, "timeout": 30},
+        json_serializer=json_codec.dumps,
+        json_deserializer=json_codec.loads,
     )
 
     @event.listens_for(engine, "connect")

@@ -13,19 +13,28 @@ the reference and document the operations in the OpenAPI schema.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from tickethub.api.agent_protocol import tasks
 from tickethub.api.agent_protocol.context import actor_for_token, services_of
-from tickethub.api.agent_protocol.errors import from_error, too_large, validation_error
+from tickethub.api.agent_protocol.errors import (
+    error_response,
+    from_error,
+    too_large,
+    validation_error,
+)
 from tickethub.api.agent_protocol.schemas import StepRequestBody, TaskRequestBody
 from tickethub.api.deps import bearer_of
+from tickethub.api.responses import FastJSONResponse
 from tickethub.errors import TickethubError
+
+log = logging.getLogger(__name__)
 
 TASKS_PATH = "/ap/v1/agent/tasks"
 _STEPS_PATH = re.compile(r"^/ap/v1/agent/tasks/([^/]+)/steps$")
@@ -54,27 +63,39 @@ def _json_or_empty(headers: dict[bytes, bytes]) -> bool:
 
 
 class FastLane:
-    """ASGI middleware: serves ``POST /ap/v1/agent/tasks`` and
-    ``POST /ap/v1/agent/tasks/{task_id}/steps`` itself (see the module doc)."""
+    """Serves ``POST /ap/v1/agent/tasks`` and ``POST /ap/v1/agent/tasks/{task_id}/steps``
+    for ``app`` (see the module doc); the app calls ``serve`` first with every request."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    def __init__(self, app: Any) -> None:
+        self.app = app  # the FastAPI app, with ``state.hub``
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST":
-            path = scope["path"]
-            steps = None if path == TASKS_PATH else _STEPS_PATH.match(path)
-            if path == TASKS_PATH or steps is not None:
-                headers = _headers(scope)
-                if _json_or_empty(headers):
-                    task_id = steps.group(1) if steps is not None else None
-                    await self._serve(scope, receive, send, headers, task_id)
-                    return
-        await self.app(scope, receive, send)
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> bool:
+        """Answer the request if it is the lane's; False (nothing done) if not."""
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return False
+        path = scope["path"]
+        steps = None if path == TASKS_PATH else _STEPS_PATH.match(path)
+        if path != TASKS_PATH and steps is None:
+            return False
+        headers = _headers(scope)
+        if not _json_or_empty(headers):
+            return False
+        try:
+            await self._serve(scope, receive, send, headers,
+                              steps.group(1) if steps is not None else None)
+        except Exception:
+            # FastAPI's error middleware is not around the lane: answer 500 here (if
+            # nothing was sent yet) and let the server log the error.
+            log.exception("the Agent Protocol fast lane failed on %s", path)
+            with contextlib.suppress(Exception):
+                await error_response(500, "internal server error", "internal_error")(
+                    scope, receive, send)
+        return True
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send,
                      headers: dict[bytes, bytes], task_id: str | None) -> None:
-        hub = scope["app"].state.hub
+        app = self.app
+        hub = app.state.hub
         adapter = _TASK_BODY if task_id is None else _STEP_BODY
         try:
             raw = await _read(receive, headers, hub.settings.max_body_bytes)
@@ -87,7 +108,7 @@ class FastLane:
                 if any(e["type"] == "json_invalid" for e in exc.errors()):
                     raise
                 invalid = exc
-            svc = services_of(scope["app"])
+            svc = services_of(app)
             token = bearer_of(headers.get(b"authorization", b"").decode("latin-1"))
             me = await actor_for_token(hub, svc, token)
             if invalid is not None:
@@ -97,7 +118,7 @@ class FastLane:
                 out = await tasks.create(svc, me, body)
             else:
                 out = await tasks.execute(hub, svc, me, task_id, body)
-            response = JSONResponse(out)
+            response = FastJSONResponse(out)
         except ClientGone:
             return
         except ValidationError as exc:

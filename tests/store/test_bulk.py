@@ -1,0 +1,322 @@
+"""Multi-row inserts (``store/bulk.py``) and the repositories' batch writes built on
+them: ids come back in row order and match what is stored, ticket paths hold their ids,
+lookup rows are written, values are stored exactly as SQLAlchemy's own insert stores
+them, ids are never handed out twice, and a rolled-back batch leaves nothing."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from sqlalchemy import func, insert, select, text
+
+from tickethub.domain.events import EventType, NewEvent
+from tickethub.domain.messages import MessageDraft, MessageKind
+from tickethub.domain.status import Kind, Status
+from tickethub.domain.tickets import TicketDraft, TicketQuery
+from tickethub.server.runtime import HubRuntime
+from tickethub.store.bulk import insert_ids, insert_rows, reserve_ids
+from tickethub.store.tables import events, messages, ticket_labels, ticket_refs, tickets
+
+NOW = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
+DUE = datetime(2026, 5, 1, 12, 30, tzinfo=timezone(timedelta(hours=2)))
+SCHEMA: dict[str, Any] = {"type": "object", "properties": {"ok": {"type": "boolean"}},
+                          "required": ["ok"]}
+PROPOSAL: dict[str, Any] = {"plan": ["a", "b"], "cost": 1.5, "note": "größer ✓", "none": None}
+
+
+class Rollback(Exception):
+    """Raised inside a unit of work to roll it back."""
+
+
+def _parent(runtime: HubRuntime) -> int:
+    with runtime.store.write() as uow:
+        return uow.tickets.add(TicketDraft(Kind.TASK, "parent"), "agent", NOW).id
+
+
+def _counts(runtime: HubRuntime) -> dict[str, int]:
+    with runtime.store.read() as uow:
+        return {t.name: uow.connection.execute(select(func.count()).select_from(t)).scalar_one()
+                for t in (tickets, ticket_labels, ticket_refs, messages, events)}
+
+
+def _message_row(ticket_id: int, body: str) -> dict[str, Any]:
+    return {"ticket_id": ticket_id, "author": "agent", "via": "api", "body": body,
+            "kind": "comment", "trusted": False, "external_id": None,
+            "data": {"body": body}, "created_at": NOW}
+
+
+@pytest.mark.parametrize("count", [1, 2, 25])
+def test_insert_ids_come_back_in_row_order_and_match_the_stored_rows(
+    runtime: HubRuntime, count: int
+) -> None:
+    ticket_id = _parent(runtime)
+    with runtime.store.write() as uow:
+        first = insert_ids(uow.connection, messages, [_message_row(ticket_id, "before")])
+        ids = insert_ids(uow.connection, messages,
+                         [_message_row(ticket_id, f"m{i}") for i in range(count)])
+    assert len(ids) == count
+    assert ids == list(range(ids[0], ids[0] + count))  # consecutive, ascending
+    assert ids[0] > first[0]
+    with runtime.store.read() as uow:
+        stored = uow.connection.execute(
+            select(messages.c.id, messages.c.body, messages.c.data)
+            .where(messages.c.id.in_(ids)).order_by(messages.c.id)).all()
+    assert [tuple(r) for r in stored] == [
+        (i, f"m{n}", {"body": f"m{n}"}) for n, i in enumerate(ids)]
+
+
+def test_insert_ids_of_nothing_is_nothing(runtime: HubRuntime) -> None:
+    before = _counts(runtime)
+    with runtime.store.write() as uow:
+        assert insert_ids(uow.connection, messages, []) == []
+        insert_rows(uow.connection, messages, [])
+        assert reserve_ids(uow.connection, tickets, 0) == []
+    assert _counts(runtime) == before
+
+
+def test_messages_add_many_returns_the_stored_messages_in_order(runtime: HubRuntime) -> None:
+    a, b = _parent(runtime), _parent(runtime)
+    drafts = [MessageDraft(a, "agent", "api", "one", MessageKind.COMMENT, False),
+              MessageDraft(b, "alice", "email", "two", MessageKind.COMMENT, True,
+                           external_id="<m2@example.org>", data={"n": [1, 2]}),
+              MessageDraft(a, "bob", "chat", "three", MessageKind.COMMENT, True)]
+    with runtime.store.write() as uow:
+        added = uow.messages.add_many(drafts, NOW)
+    assert [m.body for m in added] == ["one", "two", "three"]
+    assert [m.id for m in added] == list(range(added[0].id, added[0].id + 3))
+    with runtime.store.read() as uow:
+        assert uow.messages.for_ticket(a) == [added[0], added[2]]
+        assert uow.messages.for_ticket(b) == [added[1]]
+        assert uow.messages.find_external("email", "<m2@example.org>") == added[1]
+
+
+def test_event_append_many_gives_ascending_seqs_that_match_the_log(runtime: HubRuntime
+                                                                  ) -> None:
+    ticket_id = _parent(runtime)
+    with runtime.store.read() as uow:
+        last = uow.events.last_seq()
+    new = [NewEvent(EventType.MESSAGE_POSTED, ticket_id, f"/{ticket_id}/", "agent",
+                    {"n": n, "nested": {"list": [n, None]}}) for n in range(5)]
+    with runtime.store.write() as uow:
+        appended = uow.events.append_many(new, NOW)
+        one = uow.events.append(new[0], NOW)
+    seqs = [e.seq for e in appended]
+    assert seqs == list(range(last + 1, last + 6))
+    assert one.seq == last + 6
+    with runtime.store.read() as uow:
+        assert uow.events.since(last, limit=100) == [*appended, one]
+
+
+def test_add_many_gives_paths_that_hold_the_ids(runtime: HubRuntime) -> None:
+    parent = _parent(runtime)
+    with runtime.store.write() as uow:
+        grandparent_path = uow.tickets.get(parent).path
+        child = uow.tickets.add(TicketDraft(Kind.QUESTION, "child", parent_id=parent),
+                                "agent", NOW)
+    drafts = [(TicketDraft(Kind.TASK, "root a"), "agent"),
+              (TicketDraft(Kind.QUESTION, "under parent", parent_id=parent), "agent"),
+              (TicketDraft(Kind.TASK, "root b"), "bob"),
+              (TicketDraft(Kind.INFO, "under child", parent_id=child.id), "agent")]
+    with runtime.store.write() as uow:
+        added = uow.tickets.add_many(drafts, NOW)
+    ids = [t.id for t in added]
+    assert ids == list(range(child.id + 1, child.id + 5))
+    assert [t.title for t in added] == ["root a", "under parent", "root b", "under child"]
+    assert grandparent_path == f"/{parent}/"
+    assert [t.path for t in added] == [
+        f"/{ids[0]}/", f"/{parent}/{ids[1]}/", f"/{ids[2]}/", f"{child.path}{ids[3]}/"]
+    assert child.path == f"/{parent}/{child.id}/"
+    with runtime.store.read() as uow:
+        stored = [uow.tickets.get(i) for i in ids]
+        depths = dict(uow.connection.execute(
+            select(tickets.c.id, tickets.c.depth).where(tickets.c.id.in_(ids))).all())
+        subtree = {t.id for t in uow.tickets.list(TicketQuery(parent_id=parent))}
+    assert stored == added
+    assert [depths[i] for i in ids] == [0, 1, 0, 2]
+    assert subtree == {child.id, ids[1]}
+
+
+def test_add_many_writes_label_and_ref_rows(runtime: HubRuntime) -> None:
+    drafts = [(TicketDraft(Kind.TASK, "a", labels=("red", "blue", "red"),
+                           refs={"ap_task_id": "task-a", "mail": ["<1@x>", "<2@x>"],
+                                 "flag": True, "nested": {"no": "row"}, "n": 7}), "agent"),
+              (TicketDraft(Kind.TASK, "b", labels=("blue",), refs={"ap_task_id": "task-b"}),
+               "agent"),
+              (TicketDraft(Kind.TASK, "c"), "agent")]
+    with runtime.store.write() as uow:
+        a, b, c = uow.tickets.add_many(drafts, NOW)
+    with runtime.store.read() as uow:
+        def found(**query: Any) -> list[int]:
+            return sorted(t.id for t in uow.tickets.list(TicketQuery(**query)))
+
+        assert found(ref=("ap_task_id", "task-a")) == [a.id]
+        assert found(ref=("ap_task_id", "task-b")) == [b.id]
+        assert found(ref=("mail", "<2@x>")) == [a.id]
+        assert found(ref=("n", "7")) == [a.id]
+        assert found(label="blue") == [a.id, b.id]
+        assert found(label="red") == [a.id]
+        labels = uow.connection.execute(
+            select(ticket_labels.c.ticket_id, ticket_labels.c.label)).all()
+        refs = uow.connection.execute(
+            select(ticket_refs.c.ticket_id, ticket_refs.c.name, ticket_refs.c.value)).all()
+    assert sorted(tuple(r) for r in labels) == sorted(
+        [(a.id, "red"), (a.id, "blue"), (b.id, "blue")])
+    assert sorted(tuple(r) for r in refs) == sorted(
+        [(a.id, "ap_task_id", "task-a"), (a.id, "mail", "<1@x>"), (a.id, "mail", "<2@x>"),
+         (a.id, "n", "7"), (b.id, "ap_task_id", "task-b")])
+    assert c.labels == () and c.refs == {}
+
+
+def _rich_draft(title: str) -> TicketDraft:
+    return TicketDraft(Kind.APPROVAL, title, "body ✓", assignee="alice",
+                       labels=("x", "y"), due_at=DUE, response_schema=SCHEMA,
+                       proposal=PROPOSAL, refs={"ap_task_id": title, "list": ["1", "2"]})
+
+
+def test_a_ticket_from_add_many_reads_back_as_one_from_add(runtime: HubRuntime) -> None:
+    """JSON and datetime columns round-trip the same through the batch and the single
+    insert, and the datetimes come back as the same instants, in UTC."""
+    with runtime.store.write() as uow:
+        single = uow.tickets.add(_rich_draft("single"), "agent", NOW)
+    with runtime.store.write() as uow:
+        batch = uow.tickets.add_many([(_rich_draft("batch"), "agent")], NOW)[0]
+    with runtime.store.read() as uow:
+        single_read, batch_read = uow.tickets.get(single.id), uow.tickets.get(batch.id)
+    assert single_read == single and batch_read == batch
+    strip = {"id": 0, "path": "", "title": "", "refs": {}}
+    assert replace(single_read, **strip) == replace(batch_read, **strip)
+    assert batch_read.due_at == DUE and batch_read.due_at.utcoffset() == timedelta(0)
+    assert batch_read.created_at == NOW and batch_read.created_at.tzinfo is not None
+    assert batch_read.proposal == PROPOSAL and batch_read.response_schema == SCHEMA
+    assert batch_read.status is Status.OPEN and batch_read.version == 1
+
+
+def _raw(runtime: HubRuntime, table: str, key: str, value: Any) -> dict[str, Any]:
+    """A row as the driver returns it, with no SQLAlchemy type processing."""
+    with runtime.store.read() as uow:
+        row = uow.connection.execute(
+            text(f"SELECT * FROM {table} WHERE {key} = :v"), {"v": value}).mappings().one()
+    return dict(row)
+
+
+def _ticket_row(ticket_id: int, title: str) -> dict[str, Any]:
+    return {"id": ticket_id, "parent_id": None, "kind": "approval", "title": title,
+            "body": "b", "status": "open", "created_by": "agent", "assignee": None,
+            "labels": ["x", "ü"], "due_at": DUE, "response_schema": SCHEMA,
+            "proposal": PROPOSAL, "refs": {"a": ["1", 2, None]}, "created_at": NOW,
+            "updated_at": NOW, "version": 1, "depth": 0, "path": f"/{ticket_id}/",
+            "idempotency_key": None, "request_hash": None}
+
+
+def test_rows_are_stored_exactly_as_sqlalchemys_own_insert_stores_them(runtime: HubRuntime
+                                                                      ) -> None:
+    """The batch path converts values itself on SQLite; compare raw stored values with
+    a row that went through ``connection.execute(insert(table), row)``."""
+    with runtime.store.write() as uow:
+        mine, reference = reserve_ids(uow.connection, tickets, 2)
+        insert_rows(uow.connection, tickets, [_ticket_row(mine, "t")])
+        uow.connection.execute(insert(tickets), _ticket_row(reference, "t"))
+        parent = mine
+        [message_id] = insert_ids(uow.connection, messages, [_message_row(parent, "same")])
+        reference_message = uow.connection.execute(
+            insert(messages), _message_row(parent, "same")).inserted_primary_key[0]
+        null_data = {**_message_row(parent, "null data"), "data": None}
+        [null_id] = insert_ids(uow.connection, messages, [null_data])
+        reference_null = uow.connection.execute(
+            insert(messages), null_data).inserted_primary_key[0]
+    ignore = {"id", "path"}
+    ours = {k: v for k, v in _raw(runtime, "tickets", "id", mine).items() if k not in ignore}
+    theirs = {k: v for k, v in _raw(runtime, "tickets", "id", reference).items()
+              if k not in ignore}
+    assert ours == theirs
+    for a, b in ((message_id, reference_message), (null_id, reference_null)):
+        ours = {k: v for k, v in _raw(runtime, "messages", "id", a).items() if k != "id"}
+        theirs = {k: v for k, v in _raw(runtime, "messages", "id", b).items() if k != "id"}
+        assert ours == theirs
+
+
+def test_reserved_ids_are_not_handed_out_again_by_a_later_transaction(runtime: HubRuntime
+                                                                      ) -> None:
+    with runtime.store.write() as uow:
+        first = [t.id for t in uow.tickets.add_many(
+            [(TicketDraft(Kind.TASK, f"a{i}"), "agent") for i in range(3)], NOW)]
+    with runtime.store.write() as uow:
+        reserved = reserve_ids(uow.connection, tickets, 3)
+        second = [t.id for t in uow.tickets.add_many(
+            [(TicketDraft(Kind.TASK, f"b{i}"), "agent") for i in range(3)], NOW)]
+    with runtime.store.write() as uow:
+        third = [uow.tickets.add(TicketDraft(Kind.TASK, "c"), "agent", NOW).id]
+    assert reserved == sorted(reserved) and len(set(reserved)) == 3
+    assert min(reserved) > max(first)
+    everything = first + second + third
+    assert len(set(everything)) == len(everything)
+    assert max(first) < min(second) and max(second) < min(third)
+
+
+def test_concurrent_transactions_never_share_a_reserved_id(runtime: HubRuntime) -> None:
+    """Two write transactions open at once (PostgreSQL; SQLite takes them one after the
+    other) reserve and insert; every id is stored once."""
+    barrier = threading.Barrier(2, timeout=10)
+    results: dict[str, list[int]] = {}
+    errors: list[BaseException] = []
+
+    def writer(name: str) -> None:
+        try:
+            with runtime.store.write() as uow:
+                if runtime.store.engine.dialect.name == "postgresql":
+                    barrier.wait()  # both transactions are open before either reserves
+                results[name] = [t.id for t in uow.tickets.add_many(
+                    [(TicketDraft(Kind.TASK, f"{name}{i}"), "agent") for i in range(20)],
+                    NOW)]
+                if runtime.store.engine.dialect.name == "postgresql":
+                    barrier.wait()  # and both reserved before either commits
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in ("p", "q")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert errors == []
+    ids = results["p"] + results["q"]
+    assert len(set(ids)) == 40
+    with runtime.store.read() as uow:
+        stored = uow.connection.execute(select(tickets.c.id, tickets.c.title)).all()
+    titles = dict(tuple(r) for r in stored)
+    assert [titles[i] for i in results["p"]] == [f"p{i}" for i in range(20)]
+    assert [titles[i] for i in results["q"]] == [f"q{i}" for i in range(20)]
+
+
+def test_a_rolled_back_batch_stores_nothing(runtime: HubRuntime) -> None:
+    parent = _parent(runtime)
+    before = _counts(runtime)
+    with pytest.raises(Rollback), runtime.store.write() as uow:
+        added = uow.tickets.add_many(
+            [(TicketDraft(Kind.TASK, f"t{i}", labels=("l",), refs={"r": f"v{i}"}), "agent")
+             for i in range(3)], NOW)
+        uow.messages.add_many([MessageDraft(t.id, "agent", "api", "m", MessageKind.COMMENT,
+                                            False) for t in [*added, *added]], NOW)
+        uow.events.append_many([NewEvent(EventType.TICKET_CREATED, t.id, t.path, "agent", {})
+                                for t in added], NOW)
+        assert len(uow.messages.for_ticket(added[0].id)) == 2  # visible inside
+        raise Rollback
+    assert _counts(runtime) == before
+    with runtime.store.read() as uow:
+        assert uow.tickets.list(TicketQuery(ref=("r", "v0"))) == []
+        assert uow.tickets.list(TicketQuery(label="l")) == []
+
+    # The next batch takes the places the rolled-back one left and reads back whole.
+    with runtime.store.write() as uow:
+        again = uow.tickets.add_many([(TicketDraft(Kind.TASK, "after", parent_id=parent),
+                                       "agent")], NOW)
+        seq = uow.events.append_many(
+            [NewEvent(EventType.TICKET_CREATED, again[0].id, again[0].path, "agent", {})],
+            NOW)
+    with runtime.store.read() as uow:
+        assert uow.tickets.get(again[0].id) == again[0]
+        assert uow.events.since(seq[0].seq - 1, limit=10) == seq
