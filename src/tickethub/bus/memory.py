@@ -39,6 +39,7 @@ class InProcessBus:
         self._loop_thread: int | None = None
         self._ticket_waiters: dict[int, set[asyncio.Future[Ticket | None]]] = {}
         self._log_signals: set[LogSignal] = set()
+        self._state_signals: set[LogSignal] = set()
         self.last_seq = 0
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -71,11 +72,13 @@ class InProcessBus:
     def _dispatch(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int]) -> None:
         states: dict[int, Ticket | None] = dict.fromkeys(touched)
         states.update((ticket.id, ticket) for ticket in tickets)
-        self._wake(seq, states)
+        self._wake(seq, states, states_changed=bool(tickets))
 
-    def _wake(self, seq: int, states: dict[int, Ticket | None]) -> None:
+    def _wake(self, seq: int, states: dict[int, Ticket | None], *,
+              states_changed: bool = True) -> None:
         """Resolve the waiters of each ticket with its new state (``None``: read it back)
-        and set every log signal. Runs on the bound event loop."""
+        and set every log signal; the state signals too unless only messages were added
+        (``states_changed`` false). Runs on the bound event loop."""
         self.last_seq = max(self.last_seq, seq)
         for ticket_id, state in states.items():
             for future in self._ticket_waiters.pop(ticket_id, ()):
@@ -83,6 +86,9 @@ class InProcessBus:
                     future.set_result(state)
         for signal in self._log_signals:
             signal.event.set()
+        if states_changed:
+            for signal in self._state_signals:
+                signal.event.set()
 
     @contextmanager
     def ticket_signal(self, ticket_id: int) -> Iterator[asyncio.Future[Ticket | None]]:
@@ -101,9 +107,22 @@ class InProcessBus:
 
     @contextmanager
     def log_signal(self) -> Iterator[LogSignal]:
+        """Set at every new event."""
         signal = LogSignal()
         self._log_signals.add(signal)
         try:
             yield signal
         finally:
             self._log_signals.discard(signal)
+
+    @contextmanager
+    def state_signal(self) -> Iterator[LogSignal]:
+        """Set when a ticket's own state may have changed (new, moved, deadline set):
+        not when only a message was added to it. For those who care about ticket fields
+        (deadlines), not about conversation."""
+        signal = LogSignal()
+        self._state_signals.add(signal)
+        try:
+            yield signal
+        finally:
+            self._state_signals.discard(signal)

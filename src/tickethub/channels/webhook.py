@@ -43,7 +43,9 @@ class WebhookChannel(Channel):
         self._active: dict[str, Webhook] = {}
 
     def refresh(self) -> None:
-        self._active = {str(w.id): w for w in self._webhooks.active()}
+        # Every delivery round refreshes; under load that is many a second, so a list up
+        # to a second old does (changes made in this process show at once).
+        self._active = {str(w.id): w for w in self._webhooks.active(max_age_seconds=1.0)}
 
     @property
     def idle(self) -> bool:

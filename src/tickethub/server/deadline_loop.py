@@ -23,7 +23,7 @@ class DeadlineLoop:
         self._max_sleep = max_sleep
 
     async def run(self) -> None:
-        with self._bus.log_signal() as signal:
+        with self._bus.state_signal() as signal:
             while True:
                 try:
                     # A read first: most wakeups (any new event) have nothing due, and a
@@ -42,6 +42,7 @@ class DeadlineLoop:
                 sleep = self._max_sleep
                 if upcoming is not None:
                     sleep = min(sleep, max(0.0, (upcoming - self._clock.now()).total_seconds()))
-                # Any new event may carry an earlier deadline, so it also ends the sleep.
+                # Any change of a ticket may bring an earlier deadline, so it also ends
+                # the sleep (a new message on a ticket changes no deadline).
                 if await signal.wait(sleep + 0.01):
                     await asyncio.sleep(ROUND_COALESCE_SECONDS)  # one round per burst
