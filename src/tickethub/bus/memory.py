@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from tickethub.domain.tickets import Ticket
+
+_TICKET_SEQS = 100_000  # tickets whose latest notification the bus remembers
 
 
 class LogSignal:
@@ -40,6 +43,8 @@ class InProcessBus:
         self._ticket_waiters: dict[int, set[asyncio.Future[Ticket | None]]] = {}
         self._log_signals: set[LogSignal] = set()
         self._state_signals: set[LogSignal] = set()
+        # The seq of the latest notification of each recently notified ticket.
+        self._ticket_seqs: OrderedDict[int, int] = OrderedDict()
         self.last_seq = 0
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -80,7 +85,9 @@ class InProcessBus:
         and set every log signal; the state signals too unless only messages were added
         (``states_changed`` false). Runs on the bound event loop."""
         self.last_seq = max(self.last_seq, seq)
+        seqs = self._ticket_seqs
         for ticket_id, state in states.items():
+            seqs[ticket_id] = max(seq, seqs.pop(ticket_id, 0))
             for future in self._ticket_waiters.pop(ticket_id, ()):
                 if not future.done():
                     future.set_result(state)
@@ -89,6 +96,14 @@ class InProcessBus:
         if states_changed:
             for signal in self._state_signals:
                 signal.event.set()
+        while len(seqs) > _TICKET_SEQS:
+            seqs.popitem(last=False)
+
+    def quiet_since(self, ticket_id: int, seq: int) -> bool:
+        """True when this bus has seen the notification of ``seq`` for the ticket and
+        none after it: nothing about the ticket changed since. False when it can not
+        tell (not seen, or forgotten): read the ticket back."""
+        return self._ticket_seqs.get(ticket_id) == seq
 
     @contextmanager
     def ticket_signal(self, ticket_id: int) -> Iterator[asyncio.Future[Ticket | None]]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tickethub.domain.actors import Actor, require_owner_or_responder
@@ -70,6 +70,7 @@ class PostedStep:
     step: StepRecord
     task: TaskRecord
     ticket: TaskTicket
+    seq: int = 0  # the event seq waiters were notified with when it was stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +128,10 @@ class StepWriter:
             if posts:
                 events += self._post(uow, posts, results, now, touched)
         if events:
-            self._notifier.notify(max(e.seq for e in events), (), touched=sorted(touched))
+            seq = max(e.seq for e in events)
+            self._notifier.notify(seq, (), touched=sorted(touched))
+            results = [replace(r, seq=seq) if isinstance(r, PostedStep) else r
+                       for r in results]
         assert all(r is not None for r in results)
         return results  # type: ignore[return-value]
 

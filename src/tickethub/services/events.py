@@ -29,19 +29,22 @@ class EventService:
         if not 1 <= limit <= MAX_PAGE:
             raise ValidationFailed(f"limit must be between 1 and {MAX_PAGE}", field="limit")
         with self._store.read() as uow:
-            last = uow.events.last_seq()
-            if seq > last:
-                raise CursorAhead(
-                    f"{field}={seq} is ahead of the log, which ends at {last}", field=field,
-                    last_seq=last,
-                )
             prefix = None
             if subtree_of is not None:
                 root = uow.tickets.get(subtree_of)
                 if root is None:
                     raise NotFound(f"ticket {subtree_of} does not exist", field="subtree")
                 prefix = root.path
-            return uow.events.since(seq, limit=limit, ticket_id=ticket_id, path_prefix=prefix)
+            events = uow.events.since(seq, limit=limit, ticket_id=ticket_id,
+                                      path_prefix=prefix)
+            if not events:  # found some: the cursor is within the log, no need to look
+                last = uow.events.last_seq()
+                if seq > last:
+                    raise CursorAhead(
+                        f"{field}={seq} is ahead of the log, which ends at {last}",
+                        field=field, last_seq=last,
+                    )
+            return events
 
     def last_seq(self) -> int:
         with self._store.read() as uow:

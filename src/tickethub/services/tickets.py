@@ -159,7 +159,9 @@ class TicketService:
                          {"message_id": message.id, "via": via, "trusted": message.trusted}),
                 now,
             )
-        self._notifier.notify(event.seq, [ticket])
+        # Only a message was added: the ticket's own state is unchanged, so nobody
+        # watching deadlines or statuses needs to wake; its waiters read back the news.
+        self._notifier.notify(event.seq, (), touched=[ticket.id])
         return message
 
     def answer(

@@ -41,6 +41,23 @@ _OPEN_TASKS_LOCKED = _OPEN_TASKS.order_by(tickets.c.id).with_for_update(of=ticke
 _TASK_TICKETS = select(tickets.c.id.label("ticket_id"), *_TICKET_HEAD).where(
     tickets.c.id.in_(bindparam("ids", expanding=True)))
 _TICKETS_BY_ID = select(tickets).where(tickets.c.id.in_(bindparam("ids", expanding=True)))
+_LATEST_STEP = (select(ap_steps).where(ap_steps.c.task_id == bindparam("task_id"))
+                .order_by(ap_steps.c.id.desc()).limit(1))
+_STEP = select(ap_steps).where(ap_steps.c.task_id == bindparam("task_id"),
+                               ap_steps.c.step_id == bindparam("step_id"))
+_TASK_TICKET = (select(tickets).join(ap_tasks, ap_tasks.c.ticket_id == tickets.c.id)
+                .where(ap_tasks.c.task_id == bindparam("task_id")))
+_STEP_ARTIFACTS = (select(ap_artifacts)
+                   .where(ap_artifacts.c.step_id.in_(bindparam("ids", expanding=True)))
+                   .order_by(ap_artifacts.c.id))
+_FIRST_REPLY = select(messages).where(
+    messages.c.ticket_id == bindparam("ticket_id"),
+    messages.c.id > bindparam("after"),
+    messages.c.trusted.is_(True),
+    messages.c.kind.in_(REPLY_KINDS),
+    messages.c.author != bindparam("creator"),
+    messages.c.via != AP_CHANNEL,  # step inputs are never replies
+).order_by(messages.c.id).limit(1)
 _REPLIES_AFTER = select(messages).where(
     messages.c.ticket_id.in_(bindparam("ids", expanding=True)),
     messages.c.id > bindparam("after"),
@@ -129,20 +146,15 @@ class SqlApRepository:
         return [_step(r) for r in rows]
 
     def latest_step(self, task_id: str) -> StepRecord | None:
-        row = self._c.execute(
-            select(ap_steps).where(ap_steps.c.task_id == task_id)
-            .order_by(ap_steps.c.id.desc()).limit(1)).first()
+        row = self._c.execute(_LATEST_STEP, {"task_id": task_id}).first()
         return _step(row) if row else None
 
     def get_step(self, task_id: str, step_id: str) -> StepRecord | None:
-        row = self._c.execute(select(ap_steps).where(
-            ap_steps.c.task_id == task_id, ap_steps.c.step_id == step_id)).first()
+        row = self._c.execute(_STEP, {"task_id": task_id, "step_id": step_id}).first()
         return _step(row) if row else None
 
     def task_ticket(self, task_id: str) -> Ticket | None:
-        row = self._c.execute(
-            select(tickets).join(ap_tasks, ap_tasks.c.ticket_id == tickets.c.id)
-            .where(ap_tasks.c.task_id == task_id)).first()
+        row = self._c.execute(_TASK_TICKET, {"task_id": task_id}).first()
         return _row_to_ticket(row) if row else None
 
     def replies_after(self, ticket_ids: Sequence[int], after_message_id: int
@@ -153,24 +165,16 @@ class SqlApRepository:
 
     def first_reply(self, ticket_id: int, task_id: str, after_message_id: int,
                     creator: str) -> Message | None:
-        row = self._c.execute(
-            select(messages).where(
-                messages.c.ticket_id == ticket_id,
-                messages.c.id > after_message_id,
-                messages.c.trusted.is_(True),
-                messages.c.kind.in_(REPLY_KINDS),
-                messages.c.author != creator,
-                messages.c.via != AP_CHANNEL,  # step inputs are never replies
-            ).order_by(messages.c.id).limit(1)).first()
+        row = self._c.execute(_FIRST_REPLY, {"ticket_id": ticket_id,
+                                             "after": after_message_id,
+                                             "creator": creator}).first()
         return _message(row) if row else None
 
     def step_artifacts(self, step_id: str) -> list[ArtifactRecord]:
         return self.artifacts_of_steps([step_id])
 
     def artifacts_of_steps(self, step_ids: Sequence[str]) -> list[ArtifactRecord]:
-        rows = self._c.execute(select(ap_artifacts)
-                               .where(ap_artifacts.c.step_id.in_(list(step_ids)))
-                               .order_by(ap_artifacts.c.id))
+        rows = self._c.execute(_STEP_ARTIFACTS, {"ids": list(step_ids)})
         return [_artifact(r) for r in rows]
 
     def add_artifact(self, record: ArtifactRecord) -> None:

@@ -29,7 +29,9 @@ def _sqlite_engine(url: str, database: str | None, echo: bool) -> Engine:
     engine = create_engine(
         url,
         echo=echo,
-        pool_size=8,
+        # Enough kept connections for the worker threads: under load an overflow
+        # connection is opened (and its PRAGMAs run) for one query and closed again.
+        pool_size=32,
         max_overflow=40,
         connect_args={"check_same_thread": False, "timeout": 30},
         json_serializer=json_codec.dumps,

@@ -16,6 +16,7 @@ from sqlalchemy import (
     insert,
     or_,
     select,
+    union_all,
     update,
 )
 from sqlalchemy.exc import NoResultFound
@@ -28,9 +29,14 @@ from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
 _WAITING_VALUES = [s.value for s in WAITING]
 # Statements built once: parameters go in at execute time, so SQLAlchemy's compiled
 # cache is hit instead of keying every call on its literal values.
-_EARLIEST_DUE = select(func.min(tickets.c.due_at)).where(tickets.c.status == bindparam("status"))
-_EARLIEST_ATTENTION = select(func.min(tickets.c.next_attention_at)).where(
-    tickets.c.status == Status.DEFERRED.value)
+# The earliest deadline: one MIN per status, each a seek on (status, due_at) or (status,
+# next_attention_at) instead of a walk over every waiting ticket, in one statement.
+_EARLIEST_DEADLINES = union_all(
+    *(select(func.min(tickets.c.due_at).label("at")).where(tickets.c.status == status)
+      for status in _WAITING_VALUES),
+    select(func.min(tickets.c.next_attention_at).label("at")).where(
+        tickets.c.status == Status.DEFERRED.value),
+)
 
 
 def _row_to_ticket(row: Any) -> Ticket:
@@ -330,14 +336,7 @@ class SqlTicketRepository:
         return [_row_to_ticket(row) for row in self._c.execute(stmt)]
 
     def next_deadline(self) -> datetime | None:
-        # One MIN per status, so each is a seek on (status, due_at) / (status,
-        # next_attention_at) instead of a walk over every waiting ticket.
-        candidates = [
-            self._c.execute(_EARLIEST_DUE, {"status": status}).scalar()
-            for status in _WAITING_VALUES
-        ]
-        candidates.append(self._c.execute(_EARLIEST_ATTENTION).scalar())
-        present = [v for v in candidates if v is not None]
+        present = [v for v in self._c.execute(_EARLIEST_DEADLINES).scalars() if v is not None]
         return min(present) if present else None
 
     def count(self) -> int:

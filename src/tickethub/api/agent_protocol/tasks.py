@@ -32,6 +32,7 @@ from tickethub.domain.status import Status
 from tickethub.errors import ValidationFailed
 from tickethub.server.runtime import HubRuntime
 from tickethub.services.agent_step_writes import PostedStep, StepInput
+from tickethub.services.agent_steps import open_state
 from tickethub.services.agent_tasks import REF_INPUT, StepView, TaskFilter, TaskInput
 
 router = APIRouter(route_class=AgentProtocolRoute, tags=["agent"])
@@ -132,15 +133,22 @@ async def list_steps(task_id: str, hub: Hub, svc: Services, me: Me,
 
 
 async def hold_for_reply(hub: HubRuntime, svc: Any, task_id: str, step_id: str,
-                         ticket_id: int, seconds: float) -> StepView:
+                         ticket_id: int, seconds: float, posted: PostedStep | None = None
+                         ) -> StepView:
     """The step once it completes, or as it is after ``seconds``. Registers for the
-    ticket's changes before each read, so a reply stored in between still wakes it."""
+    ticket's changes before each read, so a reply stored in between still wakes it.
+    With the step just ``posted``, the first read is skipped when the bus saw nothing
+    happen to the ticket since (the step is running, as stored)."""
     view: StepView
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     while True:
         with hub.bus.ticket_signal(ticket_id) as changed:
-            _, view = await call(svc.tasks.step, task_id, step_id)
+            if posted is not None and hub.bus.quiet_since(ticket_id, posted.seq):
+                view = StepView(open_state(posted.step, None), task_id)
+            else:
+                _, view = await call(svc.tasks.step, task_id, step_id)
+            posted = None
             remaining = deadline - loop.time()
             if view.state.status == "completed" or remaining <= 0:
                 return view
@@ -180,7 +188,8 @@ async def execute(hub: HubRuntime, svc: ApServices, me: Actor, task_id: str,
         step_id, ticket_id, view = posted.step.step_id, posted.ticket.id, None
     if view is None:
         view = await hold_for_reply(hub, svc, task_id, step_id, ticket_id,
-                                    max(0.0, deadline - loop.time()))
+                                    max(0.0, deadline - loop.time()),
+                                    posted if svc.worker is None else None)
     return step_out(view, waiting_for_human(hub, ticket_id))
 
 
