@@ -24,7 +24,6 @@ import asyncio
 import functools
 import importlib
 import logging
-import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -51,6 +50,7 @@ from tickethub.services.agent_tasks import (
     TaskFilter,
     TaskRecord,
     TaskTicket,
+    new_uuid,
 )
 
 log = logging.getLogger(__name__)
@@ -162,7 +162,7 @@ class HostedTaskWorker:
 
     def __init__(self, handler: Handler, tools: StepTools, tasks: AgentTaskService,
                  writes: GroupCommit[StepWrite, StepWritten], concurrency: int,
-                 new_id: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+                 new_id: Callable[[], str] = new_uuid) -> None:
         """``writes``: the door's group commit of step writes, which the worker's join."""
         self._handler = handler
         self._tools = tools

@@ -11,7 +11,7 @@ import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 from tickethub.domain.tickets import Ticket
 
@@ -120,24 +120,23 @@ class InProcessBus:
                 if not waiters:
                     del self._ticket_waiters[ticket_id]
 
-    @contextmanager
-    def log_signal(self) -> Iterator[LogSignal]:
+    def log_signal(self) -> AbstractContextManager[LogSignal]:
         """Set at every new event."""
-        signal = LogSignal()
-        self._log_signals.add(signal)
-        try:
-            yield signal
-        finally:
-            self._log_signals.discard(signal)
+        return _registered(self._log_signals)
 
-    @contextmanager
-    def state_signal(self) -> Iterator[LogSignal]:
+    def state_signal(self) -> AbstractContextManager[LogSignal]:
         """Set when a ticket's own state may have changed (new, moved, deadline set):
         not when only a message was added to it. For those who care about ticket fields
         (deadlines), not about conversation."""
-        signal = LogSignal()
-        self._state_signals.add(signal)
-        try:
-            yield signal
-        finally:
-            self._state_signals.discard(signal)
+        return _registered(self._state_signals)
+
+
+@contextmanager
+def _registered(signals: set[LogSignal]) -> Iterator[LogSignal]:
+    """A new signal in ``signals`` for the ``with`` block."""
+    signal = LogSignal()
+    signals.add(signal)
+    try:
+        yield signal
+    finally:
+        signals.discard(signal)

@@ -21,7 +21,6 @@ the tickets' ids and read back what they need.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -46,6 +45,7 @@ from tickethub.services.agent_tasks import (
     StepView,
     TaskRecord,
     TaskTicket,
+    new_uuid,
 )
 from tickethub.services.ports import Clock, Notifier
 
@@ -104,7 +104,7 @@ class StepWriter:
     """Writes step inputs and in-hub replies, any mix in one transaction."""
 
     def __init__(self, store: ApStore, clock: Clock, notifier: Notifier,
-                 new_id: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+                 new_id: Callable[[], str] = new_uuid) -> None:
         self._store = store
         self._clock = clock
         self._notifier = notifier

@@ -195,11 +195,16 @@ def input_refs(additional_input: dict[str, Any] | None) -> dict[str, str]:
     return refs
 
 
+def new_uuid() -> str:
+    """A new task, step or artifact id (a random UUID, as the reference gives)."""
+    return str(uuid.uuid4())
+
+
 class AgentTaskService:
     """Tasks and steps of the Agent Protocol door. Thread-safe: one transaction per call."""
 
     def __init__(self, store: ApStore, clock: Clock, notifier: Notifier,
-                 new_id: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+                 new_id: Callable[[], str] = new_uuid) -> None:
         self._store = store
         self._clock = clock
         self._notifier = notifier
