@@ -179,17 +179,18 @@ async def execute(hub: HubRuntime, svc: ApServices, me: Actor, task_id: str,
     loop = asyncio.get_running_loop()
     hold = hub.settings.ap_step_hold_seconds
     deadline = loop.time() + hold
+    posted: PostedStep | None = None
     if svc.worker is not None:
         taken = await svc.worker.take(item, hold)
         step_id, ticket_id, view = taken.step_id, taken.ticket_id, taken.view
     else:
-        posted = await svc.steps.submit(item)
-        assert isinstance(posted, PostedStep)
+        written = await svc.steps.submit(item)
+        assert isinstance(written, PostedStep)
+        posted = written
         step_id, ticket_id, view = posted.step.step_id, posted.ticket.id, None
     if view is None:
         view = await hold_for_reply(hub, svc, task_id, step_id, ticket_id,
-                                    max(0.0, deadline - loop.time()),
-                                    posted if svc.worker is None else None)
+                                    max(0.0, deadline - loop.time()), posted)
     return step_out(view, waiting_for_human(hub, ticket_id))
 
 
