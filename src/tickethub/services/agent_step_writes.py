@@ -20,11 +20,11 @@ the tickets' ids and read back what they need.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from tickethub import json_codec
 from tickethub.domain.actors import Actor, require_owner_or_responder
 from tickethub.domain.events import Event, EventType, NewEvent
 from tickethub.domain.messages import MessageDraft, MessageKind
@@ -264,6 +264,7 @@ def _open_task(tasks: dict[str, tuple[TaskRecord, TaskTicket]], item: StepInput
 def _small_step(text: str | None, additional_input: dict[str, Any] | None
                 ) -> dict[str, Any]:
     """A small step's input, carried in its event so a worker needs no extra read."""
-    if len(text or "") > SMALL_STEP or len(json.dumps(additional_input)) > SMALL_STEP:
+    if len(text or "") > SMALL_STEP or (
+            additional_input and len(json_codec.dumps(additional_input)) > SMALL_STEP):
         return {}
     return {"ap_input": text, "ap_additional_input": additional_input}

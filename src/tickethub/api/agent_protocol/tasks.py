@@ -191,7 +191,8 @@ async def execute(hub: HubRuntime, svc: ApServices, me: Actor, task_id: str,
     if view is None:
         view = await hold_for_reply(hub, svc, task_id, step_id, ticket_id,
                                     max(0.0, deadline - loop.time()), posted)
-    return step_out(view, waiting_for_human(hub, ticket_id))
+    waiting = None if view.state.status == "completed" else waiting_for_human(hub, ticket_id)
+    return step_out(view, waiting)
 
 
 def _sse(view: StepView, hub: HubRuntime, ticket_id: int) -> str:
