@@ -322,7 +322,7 @@ class HostedTaskWorker:
                         item = StepInput(Actor(record.created_by, Role.AGENT, ActorKind.AGENT),
                                          record.task_id, record.input,
                                          record.additional_input, record.step_id)
-                        posted = PostedStep(record, view.record, ticket)
+                        posted = PostedStep(record, ticket)
                         self._start(_PendingStep(item, view.record, ticket, self._writes,
                                                  posted))
                         found += 1

@@ -43,7 +43,6 @@ from tickethub.services.agent_tasks import (
     ApUnitOfWork,
     ArtifactRecord,
     StepView,
-    TaskRecord,
     TaskTicket,
     new_uuid,
 )
@@ -65,10 +64,9 @@ class StepInput:
 
 @dataclass(frozen=True, slots=True)
 class PostedStep:
-    """A stored step, with its task and the task's ticket as they were."""
+    """A stored step, with its task's ticket as it was."""
 
     step: StepRecord
-    task: TaskRecord
     ticket: TaskTicket
     seq: int = 0  # the event seq waiters were notified with when it was stored
 
@@ -138,16 +136,16 @@ class StepWriter:
     def _post(self, uow: ApUnitOfWork, posts: list[tuple[int, StepInput | StepExchange]],
               results: list[StepWritten | None], now: Any, touched: set[int]) -> list[Event]:
         inputs = [x.input if isinstance(x, StepExchange) else x for _, x in posts]
-        tasks = uow.ap.open_tasks(list({item.task_id for item in inputs}))
+        tickets = uow.ap.open_tasks(list({item.task_id for item in inputs}))
         accepted: list[_Accepted] = []
         for (index, write), item in zip(posts, inputs, strict=True):
             try:
-                task, ticket = _open_task(tasks, item)
+                ticket = _open_task(tickets, item)
             except TickethubError as exc:
                 results[index] = exc
                 continue
             trusted = item.actor.can_steer or item.actor.name == ticket.created_by
-            accepted.append(_Accepted(index, item, task, ticket, trusted,
+            accepted.append(_Accepted(index, item, ticket, trusted,
                                       item.step_id or self._new_id(),
                                       write if isinstance(write, StepExchange) else None))
         if not accepted:
@@ -179,7 +177,7 @@ class StepWriter:
                  REF_TASK: a.item.task_id, "ap_step_id": a.step_id,
                  **_small_step(a.item.text, a.item.additional_input)}))
             if a.reply is None:
-                results[a.index] = PostedStep(step, a.task, a.ticket)
+                results[a.index] = PostedStep(step, a.ticket)
                 continue
             reply = next(messages)
             new_events.append(NewEvent(
@@ -211,8 +209,8 @@ class StepWriter:
         for _, r in replies:
             step, ticket = r.posted.step, tickets[r.posted.ticket.id]
             reply = next((m for m in candidates if m.ticket_id == ticket.id
-                          and m.id > step.input_message_id
-                          and m.author != ticket.created_by), None)
+                          and m.id > step.input_message_id and is_reply(m, ticket, ())),
+                         None)
             if ticket.waiting:
                 states.append(open_state(step, reply))
                 continue
@@ -238,27 +236,24 @@ class _Accepted:
 
     index: int
     item: StepInput
-    task: TaskRecord
     ticket: TaskTicket
     trusted: bool
     step_id: str
     reply: StepExchange | None
 
 
-def _open_task(tasks: dict[str, tuple[TaskRecord, TaskTicket]], item: StepInput
-               ) -> tuple[TaskRecord, TaskTicket]:
-    """The task and its ticket, if ``item``'s actor may post a step to it now."""
-    found = tasks.get(item.task_id)
-    if found is None:
+def _open_task(tickets: dict[str, TaskTicket], item: StepInput) -> TaskTicket:
+    """The task's ticket, if ``item``'s actor may post a step to the task now."""
+    ticket = tickets.get(item.task_id)
+    if ticket is None:
         raise NotFound(f"task {item.task_id} does not exist", field="task_id")
-    task, ticket = found
     require_owner_or_responder(item.actor, ticket.created_by, "posting a step")
     if not ticket.waiting:
         raise Conflict(
             f"task {item.task_id} is finished (its ticket is {ticket.status.value}); "
             "no more steps can be posted", field="task_id", ticket_status=ticket.status.value,
         )
-    return task, ticket
+    return ticket
 
 
 def _small_step(text: str | None, additional_input: dict[str, Any] | None

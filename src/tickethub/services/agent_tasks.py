@@ -126,9 +126,8 @@ class ApRepository(Protocol):
         """One page of tasks, oldest first, and the total that match."""
         ...
     def add_steps(self, records: Sequence[StepRecord]) -> None: ...
-    def open_tasks(self, task_ids: Sequence[str]
-                   ) -> dict[str, tuple[TaskRecord, TaskTicket]]:
-        """These tasks with their tickets, the tickets locked for this transaction."""
+    def open_tasks(self, task_ids: Sequence[str]) -> dict[str, TaskTicket]:
+        """The tickets of these tasks, by task id, locked for this transaction."""
         ...
     def task_tickets(self, ticket_ids: Sequence[int]) -> dict[int, TaskTicket]: ...
     def steps(self, task_ids: Sequence[str]) -> list[StepRecord]:
@@ -142,8 +141,8 @@ class ApRepository(Protocol):
     def replies_after(self, ticket_ids: Sequence[int], after_message_id: int
                       ) -> list[Message]:
         """Messages on these tickets after ``after_message_id`` that could be replies
-        (trusted comments and answers, not step inputs), oldest first; the caller still
-        drops those by each ticket's creator."""
+        (trusted comments and answers, not step inputs), oldest first; ``is_reply``
+        still decides per ticket (its creator's own messages are none)."""
         ...
     def first_reply(self, ticket_id: int, task_id: str, after_message_id: int,
                     creator: str) -> Message | None:

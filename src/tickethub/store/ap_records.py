@@ -33,7 +33,7 @@ REPLY_KINDS = [MessageKind.COMMENT.value, MessageKind.ANSWER.value]
 # much CPU as running it); ``ids`` expands to the list given at execute time.
 _TICKET_HEAD = (tickets.c.path, tickets.c.status, tickets.c.created_by)
 _OPEN_TASKS = (
-    select(ap_tasks, *_TICKET_HEAD)
+    select(ap_tasks.c.task_id, ap_tasks.c.ticket_id, *_TICKET_HEAD)
     .join(tickets, tickets.c.id == ap_tasks.c.ticket_id)
     .where(ap_tasks.c.task_id.in_(bindparam("ids", expanding=True)))
 )
@@ -50,20 +50,19 @@ _TASK_TICKET = (select(tickets).join(ap_tasks, ap_tasks.c.ticket_id == tickets.c
 _STEP_ARTIFACTS = (select(ap_artifacts)
                    .where(ap_artifacts.c.step_id.in_(bindparam("ids", expanding=True)))
                    .order_by(ap_artifacts.c.id))
-_FIRST_REPLY = select(messages).where(
-    messages.c.ticket_id == bindparam("ticket_id"),
+# What may be a reply, as far as SQL can tell (``agent_steps.is_reply`` is the rule).
+_MAY_REPLY = (
     messages.c.id > bindparam("after"),
     messages.c.trusted.is_(True),
     messages.c.kind.in_(REPLY_KINDS),
-    messages.c.author != bindparam("creator"),
     messages.c.via != AP_CHANNEL,  # step inputs are never replies
+)
+_FIRST_REPLY = select(messages).where(
+    messages.c.ticket_id == bindparam("ticket_id"), *_MAY_REPLY,
+    messages.c.author != bindparam("creator"),
 ).order_by(messages.c.id).limit(1)
 _REPLIES_AFTER = select(messages).where(
-    messages.c.ticket_id.in_(bindparam("ids", expanding=True)),
-    messages.c.id > bindparam("after"),
-    messages.c.trusted.is_(True),
-    messages.c.kind.in_(REPLY_KINDS),
-    messages.c.via != AP_CHANNEL,  # step inputs are never replies
+    messages.c.ticket_id.in_(bindparam("ids", expanding=True)), *_MAY_REPLY,
 ).order_by(messages.c.id)
 
 
@@ -129,11 +128,10 @@ class SqlApRepository:
              "additional_input": r.additional_input, "input_message_id": r.input_message_id,
              "created_by": r.created_by, "created_at": r.created_at} for r in records])
 
-    def open_tasks(self, task_ids: Sequence[str]
-                   ) -> dict[str, tuple[TaskRecord, TaskTicket]]:
+    def open_tasks(self, task_ids: Sequence[str]) -> dict[str, TaskTicket]:
         stmt = _OPEN_TASKS_LOCKED if self._c.dialect.name == "postgresql" else _OPEN_TASKS
         rows = self._c.execute(stmt, {"ids": list(task_ids)})
-        return {r.task_id: (_task(r), _task_ticket(r)) for r in rows}
+        return {r.task_id: _task_ticket(r) for r in rows}
 
     def task_tickets(self, ticket_ids: Sequence[int]) -> dict[int, TaskTicket]:
         rows = self._c.execute(_TASK_TICKETS, {"ids": list(ticket_ids)})
