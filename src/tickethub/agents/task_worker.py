@@ -24,7 +24,7 @@ import asyncio
 import functools
 import importlib
 import logging
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -150,61 +150,6 @@ class _PendingStep:
         return posted
 
 
-class _Slots:
-    """At most ``n`` holders at a time, the rest served first come first served: a
-    semaphore whose uncontended take is a counter decrement (``asyncio.Semaphore``
-    scans its waiters on every acquire, which showed in profiles of busy hubs)."""
-
-    def __init__(self, n: int) -> None:
-        self._free = n
-        self._waiting: deque[asyncio.Future[None]] = deque()
-
-    async def take(self) -> None:
-        if self._free > 0 and not self._waiting:
-            self._free -= 1
-            return
-        turn = asyncio.get_running_loop().create_future()
-        self._waiting.append(turn)
-        try:
-            await turn  # a slot handed over by give()
-        except asyncio.CancelledError:
-            if turn.done() and not turn.cancelled():
-                self.give()  # handed over just as we were cancelled: pass it on
-            else:
-                self._waiting.remove(turn)
-            raise
-
-    def give(self) -> None:
-        while self._waiting:
-            turn = self._waiting.popleft()
-            if not turn.done():
-                turn.set_result(None)
-                return
-        self._free += 1
-
-
-async def _finished(job: asyncio.Future[Any], seconds: float) -> bool:
-    """Wait up to ``seconds`` for ``job`` (which goes on either way); True if it is done.
-    ``asyncio.wait`` for one future, without its sets and per-call tasks."""
-    if job.done():
-        return True
-    loop = asyncio.get_running_loop()
-    waiter = loop.create_future()
-
-    def wake(_: object = None) -> None:
-        if not waiter.done():
-            waiter.set_result(None)
-
-    job.add_done_callback(wake)
-    timer = loop.call_later(seconds, wake)
-    try:
-        await waiter
-    finally:
-        timer.cancel()
-        job.remove_done_callback(wake)
-    return job.done()
-
-
 def _note_refusal(job: asyncio.Task[StepView | None]) -> None:
     """A step refused when stored (its task finished meanwhile) after its client's hold
     ended: nobody is left to tell but the log."""
@@ -224,7 +169,7 @@ class HostedTaskWorker:
         self._tasks = tasks
         self._writes = writes
         self._new_id = new_id
-        self._slots = _Slots(concurrency)
+        self._slots = asyncio.Semaphore(concurrency)
         self._jobs: dict[str, asyncio.Task[StepView | None]] = {}
         # What a task's steps need that never changes (the task, its ticket's id, path
         # and creator), so a step costs no read before its handler runs.
@@ -241,7 +186,8 @@ class HostedTaskWorker:
                          self._new_id())
         pending = _PendingStep(item, task, ticket, self._writes)
         job = self._start(pending)
-        view = job.result() if await _finished(job, hold_seconds) else None
+        done, _ = await asyncio.wait({job}, timeout=hold_seconds)
+        view = job.result() if done else None
         if view is None:
             await pending.store()
         return TakenStep(task.task_id, pending.step_id, ticket.id, view)
@@ -272,26 +218,24 @@ class HostedTaskWorker:
         step = HostedTaskStep(item.task_id, pending.step_id, pending.ticket.id, item.text,
                               item.additional_input, task.input, task.additional_input,
                               self._tools, pending.store)
-        await self._slots.take()
-        try:
-            reply = await self._handler(step)
-            if reply is None:
+        async with self._slots:
+            try:
+                reply = await self._handler(step)
+                if reply is None:
+                    await pending.store()
+                    return None
+                text, data, last = _reply_parts(reply)
+                if last:
+                    await pending.store()
+                    return await self._finish(pending, text, data)
+                return await pending.reply(self._tools.actor, text or EMPTY_REPLY, data)
+            except (asyncio.CancelledError, TickethubError):
+                raise  # the door answers the client with the store's error
+            except Exception:
+                log.exception("handling step %s of task %s failed; it waits for a person",
+                              pending.step_id, item.task_id)
                 await pending.store()
                 return None
-            text, data, last = _reply_parts(reply)
-            if last:
-                await pending.store()
-                return await self._finish(pending, text, data)
-            return await pending.reply(self._tools.actor, text or EMPTY_REPLY, data)
-        except (asyncio.CancelledError, TickethubError):
-            raise  # the door answers the client with the store's error
-        except Exception:
-            log.exception("handling step %s of task %s failed; it waits for a person",
-                          pending.step_id, item.task_id)
-            await pending.store()
-            return None
-        finally:
-            self._slots.give()
 
     async def _finish(self, pending: _PendingStep, text: str | None, data: Any) -> StepView:
         """Answer the task's ticket (the task is done) and read the step back."""
