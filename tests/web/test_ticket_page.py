@@ -295,3 +295,21 @@ async def test_approval_without_schema_is_edited_as_json(
     assert good.status_code == 303
     stored = await api_ticket(client, agent, ticket["id"])
     assert stored["answer"]["data"] == {"cmd": "make deploy", "env": "staging"}  # type: ignore[index]
+
+
+async def test_a_reopened_ticket_page_shows_every_earlier_decision(
+        client: httpx.AsyncClient, agent: dict[str, str], responder: dict[str, str],
+        pat: Browser) -> None:
+    ticket = await ask(client, agent, title="How many?", kind="approval",
+                       proposal={"replicas": 3, "region": "eu"}, response_schema=SCHEMA)
+    base = f"/api/v1/tickets/{ticket['id']}"
+    edited = await client.post(f"{base}/approve", headers=responder,
+                               json={"edited": {"replicas": 2, "region": "eu"}})
+    assert edited.status_code == 200, edited.text
+    await client.post(f"{base}/transition", headers=agent, json={"to": "open"})
+    denied = await client.post(f"{base}/deny", headers=responder, json={"reason": "Wait"})
+    assert denied.status_code == 200, denied.text
+    html = (await pat.get(f"/t/{ticket['id']}")).text
+    assert 'class="tag decision decision-edited">edited<' in html
+    assert 'class="tag decision decision-denied">denied<' in html
+    assert "&#34;replicas&#34;: 2" in html or '"replicas": 2' in html
