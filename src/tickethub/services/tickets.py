@@ -207,7 +207,7 @@ class TicketService:
             moved = ticket.moved_to(Status.ANSWERED, now)
             return replace(moved, answer=Answer(text, data, actor.name, via, now))
 
-        return self._resolve(actor, ticket_id, apply, via, lambda _: Decision.ANSWERED,
+        return self._resolve(actor, ticket_id, apply, via, Decision.ANSWERED,
                              expected_version)
 
     def approve(
@@ -235,10 +235,9 @@ class TicketService:
             decided = edited if edited is not None else ticket.proposal
             return replace(moved, answer=Answer(comment, decided, actor.name, via, now))
 
-        return self._resolve(
-            actor, ticket_id, apply, via,
-            lambda _: Decision.APPROVED if edited is None else Decision.EDITED,
-            expected_version)
+        return self._resolve(actor, ticket_id, apply, via,
+                             Decision.APPROVED if edited is None else Decision.EDITED,
+                             expected_version)
 
     def deny(
         self,
@@ -256,7 +255,7 @@ class TicketService:
             moved = ticket.moved_to(Status.DENIED, now)
             return replace(moved, answer=Answer(reason, None, actor.name, via, now))
 
-        return self._resolve(actor, ticket_id, apply, via, lambda _: Decision.DENIED,
+        return self._resolve(actor, ticket_id, apply, via, Decision.DENIED,
                              expected_version)
 
     def transition(
@@ -397,39 +396,34 @@ class TicketService:
         ticket_id: int,
         apply: Callable[[Ticket, datetime], Ticket],
         via: str,
-        decision_of: Callable[[Ticket], Decision],
+        decision: Decision,
         expected_version: int | None,
     ) -> Ticket:
         """Resolve with ``apply`` and keep the decision on the record: an ``answer``
         message with the text and data decided, and a ``ticket.answered`` event carrying
         both and the message's id, so a later reopen and answer loses nothing."""
-        recorded: dict[str, Any] = {}
 
         def event(before: Ticket, after: Ticket) -> tuple[EventType, dict[str, Any]]:
             answer = after.answer
             data: dict[str, Any] = {
                 "from": before.status.value, "to": after.status.value,
-                "outcome": after.outcome, "via": via, "message_id": recorded["id"],
+                "outcome": after.outcome, "via": via,
                 "text": answer.text if answer else None,
                 "data": answer.data if answer else None,
             }
             if after.status is Status.APPROVED:
-                data["edited"] = recorded["decision"] is Decision.EDITED
+                data["edited"] = decision is Decision.EDITED
             return EventType.TICKET_ANSWERED, data
 
-        def apply_and_record(uow: UnitOfWork, ticket: Ticket, now: datetime) -> Ticket:
-            resolved = apply(ticket, now)
-            answer = resolved.answer
-            decision = decision_of(resolved)
+        def record(uow: UnitOfWork, after: Ticket, now: datetime) -> dict[str, Any]:
+            answer = after.answer
             [message] = uow.messages.add_many([MessageDraft(
-                ticket.id, actor.name, via, answer.text or "" if answer else "",
+                after.id, actor.name, via, (answer.text or "") if answer else "",
                 MessageKind.ANSWER, True, data=answer.data if answer else None,
                 decision=decision)], now)
-            recorded.update(id=message.id, decision=decision)
-            return resolved
+            return {"message_id": message.id}
 
-        return self._mutate(actor, ticket_id, apply, event, expected_version,
-                            side_effect=apply_and_record)
+        return self._mutate(actor, ticket_id, apply, event, expected_version, record=record)
 
     def _mutate(
         self,
@@ -438,25 +432,30 @@ class TicketService:
         apply: Callable[[Ticket, datetime], Ticket],
         describe: Callable[[Ticket, Ticket], tuple[EventType, dict[str, Any]]],
         expected_version: int | None,
-        side_effect: Callable[[UnitOfWork, Ticket, datetime], Ticket] | None = None,
+        record: Callable[[UnitOfWork, Ticket, datetime], dict[str, Any]] | None = None,
     ) -> Ticket:
         """Load, check the version, apply, write with a compare-and-set and append the event.
 
-        Without an explicit ``expected_version`` a lost compare-and-set race is retried on
-        fresh state, so concurrent callers see the typed error the new state implies."""
+        ``record`` writes what goes with the change (a decision's message) once the
+        compare-and-set won, in the same transaction; what it returns joins the event's
+        data. Without an explicit ``expected_version`` a lost compare-and-set race is
+        retried on fresh state, so concurrent callers see the typed error the new state
+        implies."""
         for _ in range(_OPTIMISTIC_RETRIES):
             now = self._clock.now()
             with self._store.write() as uow:
                 before = self._load(uow, ticket_id, for_update=True)
                 if expected_version is not None and expected_version != before.version:
                     raise StaleVersion(expected_version, before.version)
-                after = side_effect(uow, before, now) if side_effect else apply(before, now)
+                after = apply(before, now)
                 if not uow.tickets.update(after, before.version):
                     if expected_version is not None:
                         current = uow.tickets.get(ticket_id)
                         raise StaleVersion(expected_version, current.version if current else 0)
                     continue
                 kind, data = describe(before, after)
+                if record is not None:
+                    data = {**data, **record(uow, after, now)}
                 event = uow.events.append(
                     NewEvent(kind, after.id, after.path, actor.name, data), now
                 )
