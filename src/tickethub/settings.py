@@ -73,6 +73,11 @@ class Settings(BaseSettings):
                                         "typed deadline reply.")
     openai_keepalive_seconds: float = Field(10.0, gt=0, description="Seconds between SSE "
                                             "keep-alive comments while a stream waits.")
+    openai_replay_answers: bool = Field(False, description="Let a plain question (no tools) "
+                                        "to model `human`, sent again word for word without "
+                                        "a conversation id, get the person's earlier answer "
+                                        "at once instead of opening a new ticket. Never for "
+                                        "tool calls or approvals.")
     upstream_base_url: str | None = Field(None, description="An OpenAI-compatible endpoint "
                                           "(OpenAI, Ollama, vLLM, llama.cpp) that /v1 "
                                           "forwards non-human models to, e.g. "

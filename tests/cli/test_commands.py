@@ -161,3 +161,17 @@ def test_every_command_explains_itself_with_an_example(path: list[str], run) -> 
 def test_the_group_help_lists_the_commands(run) -> None:
     result = run("--help")
     assert all(name in result.stdout for name in cli.commands)
+
+
+def test_show_keeps_every_decision_after_a_reopen(run, admin: Hub, responder_token: str
+                                                  ) -> None:
+    plan = ask_id(run, "scale?", "--kind", "approval")
+    assert run("approve", str(plan), "--edited", '{"hosts": 2}',
+               token=responder_token).exit_code == 0
+    assert run("reopen", str(plan)).exit_code == 0
+    assert run("deny", str(plan), "--reason", "not now", token=responder_token).exit_code == 0
+    shown = run("show", str(plan)).stdout
+    assert '[edited]: {"hosts": 2}' in shown and "[denied]: not now" in shown
+    data = json.loads(run("show", str(plan), "--json").stdout)
+    assert [(m["decision"], m["data"]) for m in data["messages"]] == [
+        ("edited", {"hosts": 2}), ("denied", None)]

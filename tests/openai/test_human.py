@@ -118,12 +118,14 @@ async def test_a_multi_turn_conversation_keeps_one_ticket(hub: Hub) -> None:
 
 async def test_a_retried_turn_gets_the_answer_it_missed(hub: Hub) -> None:
     messages = [{"role": "user", "content": "Which port?"}]
-    handoff = sdk(hub, **{"X-Tickethub-Mode": "handoff"})
+    thread = {"X-Tickethub-Conversation": "deploy-7"}
+    handoff = sdk(hub, **{"X-Tickethub-Mode": "handoff"}, **thread)
     first = await handoff.chat.completions.create(model="human", messages=messages)
     ticket_id = first.model_extra["tickethub"]["ticket_id"]
     await respond(hub, ticket_id, "answer", {"text": "8080"})
-    # the agent never saw that answer (handoff, or a lost response): asking again gets it
-    again = await asyncio.wait_for(sdk(hub).chat.completions.create(
+    # the agent never saw that answer (handoff, or a lost response): asking again in the
+    # same conversation gets it (without a conversation id it would be a new question)
+    again = await asyncio.wait_for(sdk(hub, **thread).chat.completions.create(
         model="human", messages=messages), 5)
     assert again.choices[0].message.content == "8080"
     assert (await get(hub, f"/api/v1/tickets/{ticket_id}"))["status"] == "answered"

@@ -158,3 +158,29 @@ def test_a_reply_written_before_a_new_step_in_one_batch_does_not_answer_that_ste
     _, step_2 = door.tasks.step(task.record.task_id, second.step.step_id)
     assert (step_1.state.status, step_1.state.output) == ("completed", "reply to step 1")
     assert (step_2.state.status, step_2.state.output) == ("running", None)
+
+
+def test_a_reply_is_on_the_record_with_its_data_in_thread_and_event(
+        door: Door, runtime: HubRuntime) -> None:
+    view = door.task("tally")
+    [posted] = door.writer.write([_input(OWNER, view.record.task_id, "count them")])
+    assert isinstance(posted, PostedStep)
+    seq = door.last_seq()
+    door.writer.write([StepReply(WORKER, posted, "3 found", "hosted-worker", {"n": 3})])
+    [message] = [m for m in runtime.tickets.messages(view.ticket.id)
+                 if m.author == "ap-worker"]
+    assert message.data == {"n": 3}
+    [event] = runtime.events.since(seq)
+    assert event.data["message_id"] == message.id and event.data["data"] == {"n": 3}
+
+
+def test_a_data_only_answer_completes_the_step_with_its_data_and_no_text(
+        door: Door, runtime: HubRuntime) -> None:
+    view = door.task("pick one")
+    [posted] = door.writer.write([_input(OWNER, view.record.task_id, "which?")])
+    assert isinstance(posted, PostedStep)
+    runtime.tickets.answer(PERSON, view.ticket.id, None, {"pick": "b"}, "web")
+    _, stored = door.tasks.step(view.record.task_id, posted.step.step_id)
+    assert (stored.state.status, stored.state.output) == ("completed", None)
+    assert stored.state.additional_output is not None
+    assert stored.state.additional_output["data"] == {"pick": "b"}

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import func, insert, select, text
 
 from tickethub.domain.events import EventType, NewEvent
-from tickethub.domain.messages import MessageDraft, MessageKind
+from tickethub.domain.messages import Decision, MessageDraft, MessageKind
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import TicketDraft, TicketQuery
 from tickethub.server.runtime import HubRuntime
@@ -83,14 +83,17 @@ def test_messages_add_many_returns_the_stored_messages_in_order(runtime: HubRunt
     drafts = [MessageDraft(a, "agent", "api", "one", MessageKind.COMMENT, False),
               MessageDraft(b, "alice", "email", "two", MessageKind.COMMENT, True,
                            external_id="<m2@example.org>", data={"n": [1, 2]}),
-              MessageDraft(a, "bob", "chat", "three", MessageKind.COMMENT, True)]
+              MessageDraft(a, "bob", "chat", "three", MessageKind.COMMENT, True),
+              MessageDraft(b, "carol", "web", "", MessageKind.ANSWER, True, data={"ok": 1},
+                           decision=Decision.EDITED)]
     with runtime.store.write() as uow:
         added = uow.messages.add_many(drafts, NOW)
-    assert [m.body for m in added] == ["one", "two", "three"]
-    assert [m.id for m in added] == list(range(added[0].id, added[0].id + 3))
+    assert [m.body for m in added] == ["one", "two", "three", ""]
+    assert [m.decision for m in added] == [None, None, None, Decision.EDITED]
+    assert [m.id for m in added] == list(range(added[0].id, added[0].id + 4))
     with runtime.store.read() as uow:
         assert uow.messages.for_ticket(a) == [added[0], added[2]]
-        assert uow.messages.for_ticket(b) == [added[1]]
+        assert uow.messages.for_ticket(b) == [added[1], added[3]]
         assert uow.messages.find_external("email", "<m2@example.org>") == added[1]
 
 

@@ -9,7 +9,9 @@ import pytest
 
 from tests.conftest import make_token
 from tests.web.conftest import PASSWORD, Browser, ask, csrf_of, sign_in
-from tickethub.domain.actors import Role
+from tickethub.domain.actors import Actor, ActorKind, Role
+from tickethub.domain.status import Kind
+from tickethub.domain.tickets import TicketDraft
 from tickethub.server.runtime import HubRuntime
 
 SCHEMA = {
@@ -295,3 +297,34 @@ async def test_approval_without_schema_is_edited_as_json(
     assert good.status_code == 303
     stored = await api_ticket(client, agent, ticket["id"])
     assert stored["answer"]["data"] == {"cmd": "make deploy", "env": "staging"}  # type: ignore[index]
+
+
+async def test_a_reopened_ticket_page_shows_every_earlier_decision(
+        client: httpx.AsyncClient, agent: dict[str, str], responder: dict[str, str],
+        pat: Browser) -> None:
+    ticket = await ask(client, agent, title="How many?", kind="approval",
+                       proposal={"replicas": 3, "region": "eu"}, response_schema=SCHEMA)
+    base = f"/api/v1/tickets/{ticket['id']}"
+    edited = await client.post(f"{base}/approve", headers=responder,
+                               json={"edited": {"replicas": 2, "region": "eu"}})
+    assert edited.status_code == 200, edited.text
+    await client.post(f"{base}/transition", headers=agent, json={"to": "open"})
+    denied = await client.post(f"{base}/deny", headers=responder, json={"reason": "Wait"})
+    assert denied.status_code == 200, denied.text
+    html = (await pat.get(f"/t/{ticket['id']}")).text
+    assert 'class="tag decision decision-edited">edited<' in html
+    assert 'class="tag decision decision-denied">denied<' in html
+    assert "&#34;replicas&#34;: 2" in html or '"replicas": 2' in html
+
+
+async def test_a_proposal_that_breaks_its_schema_must_be_edited_before_approval(
+        client: httpx.AsyncClient, agent: dict[str, str], runtime: HubRuntime,
+        pat: Browser) -> None:
+    ticket, _ = runtime.tickets.ask(
+        Actor("agent-1", Role.AGENT, ActorKind.AGENT),
+        TicketDraft(Kind.APPROVAL, "Scale?", proposal={"replicas": 99, "region": "eu"},
+                    response_schema=SCHEMA), unchecked_proposal=True)
+    plain = await pat.post(f"/t/{ticket.id}/approve", {"edit": "0", "version": "1"})
+    assert plain.status_code == 422
+    assert "the proposal does not match this ticket" in plain.text
+    assert runtime.tickets.get(ticket.id).waiting

@@ -117,13 +117,16 @@ class MessageOut(BaseModel):
     trusted: bool
     external_id: str | None
     data: Any
+    decision: Literal["answered", "approved", "edited", "denied"] | None = Field(
+        None, description="On an answer message: the decision it records (edited: approved "
+        "with edited data); its data is what was decided. Null on other messages.")
     created_at: datetime
 
     @classmethod
     def of(cls, m: Message) -> MessageOut:
         return cls(id=m.id, ticket_id=m.ticket_id, author=m.author, via=m.via, kind=m.kind,
                    body=m.body, trusted=m.trusted, external_id=m.external_id, data=m.data,
-                   created_at=m.created_at)
+                   decision=m.decision.value if m.decision else None, created_at=m.created_at)
 
 
 class AnswerIn(Versioned):

@@ -175,8 +175,13 @@ def ticket_detail(t: Ticket, messages: list[Message]) -> str:
         lines += ["", "  messages:"]
         for m in messages:
             flag = "" if m.trusted else " (untrusted)"
-            lines.append(f"    {_when(m.created_at)} {m.author} via {m.via}{flag}: "
-                         f"{m.body}")
+            said = m.body
+            if m.decision:  # a decision on the record: what was decided, even if reopened
+                flag += f" [{m.decision}]"
+                if m.data is not None:
+                    said = " ".join(x for x in (said, json.dumps(m.data, ensure_ascii=False))
+                                    if x)
+            lines.append(f"    {_when(m.created_at)} {m.author} via {m.via}{flag}: {said}")
     return "\n".join(lines)
 
 

@@ -141,13 +141,15 @@ class Message:
     external_id: str | None
     data: Any
     created_at: datetime
+    decision: str | None = None  # answer messages: answered, approved, edited or denied
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Message:
         return cls(id=d["id"], ticket_id=d["ticket_id"], author=d["author"], via=d["via"],
                    kind=d["kind"], body=d["body"], trusted=d.get("trusted", True),
                    external_id=d.get("external_id"), data=d.get("data"),
-                   created_at=datetime.fromisoformat(d["created_at"]))
+                   created_at=datetime.fromisoformat(d["created_at"]),
+                   decision=d.get("decision"))
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from typing import Any
 from tickethub import json_codec
 from tickethub.domain.actors import Actor, require_owner_or_responder
 from tickethub.domain.events import Event, EventType, NewEvent
-from tickethub.domain.messages import MessageDraft, MessageKind
+from tickethub.domain.messages import Message, MessageDraft, MessageKind
 from tickethub.errors import Conflict, NotFound, TickethubError
 from tickethub.services.agent_steps import (
     AP_CHANNEL,
@@ -182,7 +182,7 @@ class StepWriter:
             reply = next(messages)
             new_events.append(NewEvent(
                 EventType.MESSAGE_POSTED, a.ticket.id, a.ticket.path, reply.author,
-                {"message_id": reply.id, "via": reply.via, "trusted": reply.trusted}))
+                _reply_event(reply)))
             # Nothing can sit between a step and a reply stored with it.
             counts = is_reply(reply, a.ticket, ())
             results[a.index] = StepView(open_state(step, reply if counts else None),
@@ -201,7 +201,7 @@ class StepWriter:
             for _, r in replies], now)
         events = uow.events.append_many([
             NewEvent(EventType.MESSAGE_POSTED, r.posted.ticket.id, r.posted.ticket.path,
-                     r.actor.name, {"message_id": m.id, "via": r.via, "trusted": m.trusted})
+                     r.actor.name, _reply_event(m))
             for (_, r), m in zip(replies, messages, strict=True)], now)
         candidates = uow.ap.replies_after(
             list(tickets), min(r.posted.step.input_message_id for _, r in replies))
@@ -254,6 +254,15 @@ def _open_task(tickets: dict[str, TaskTicket], item: StepInput) -> TaskTicket:
             "no more steps can be posted", field="task_id", ticket_status=ticket.status.value,
         )
     return ticket
+
+
+def _reply_event(reply: Message) -> dict[str, Any]:
+    """The event data of a worker's reply: its data rides along, so the reply is on the
+    record in the event log as in the thread."""
+    data: dict[str, Any] = {"message_id": reply.id, "via": reply.via, "trusted": reply.trusted}
+    if reply.data is not None:
+        data["data"] = reply.data
+    return data
 
 
 def _small_step(text: str | None, additional_input: dict[str, Any] | None

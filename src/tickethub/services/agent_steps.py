@@ -87,7 +87,7 @@ def state_of(step: StepRecord, reply: Message | None, ticket: Ticket, newest: bo
         extra = _reply_output(reply)
         if is_last:
             extra["ticket_status"] = ticket.status.value
-        return StepState(step, "completed", reply.body, extra, is_last)
+        return StepState(step, "completed", reply.body or None, extra, is_last)
     extra = {"ticket_status": ticket.status.value}
     answer = ticket.answer
     if answer is not None and answer.data is not None and is_last:
@@ -99,7 +99,8 @@ def state_of(step: StepRecord, reply: Message | None, ticket: Ticket, newest: bo
 def open_state(step: StepRecord, reply: Message | None) -> StepState:
     """The state of a step whose ticket still waits: completed by its reply, if any."""
     if reply is not None:
-        return StepState(step, "completed", reply.body, _reply_output(reply), False)
+        # A decision given as data only has an empty body: no output text, just the data.
+        return StepState(step, "completed", reply.body or None, _reply_output(reply), False)
     return StepState(step, "running", None, None, False)
 
 

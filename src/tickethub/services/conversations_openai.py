@@ -19,12 +19,14 @@ from typing import Any
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
-from tickethub.errors import IdempotencyKeyReused, IllegalTransition
+from tickethub.errors import IdempotencyKeyReused, IllegalTransition, ValidationFailed
 from tickethub.llm.port import Completion, Message, Tool, ToolCall, Usage, estimate_tokens
 from tickethub.services import openai_rendering as render
+from tickethub.services.answer_schema import validate as validate_answer
 from tickethub.services.tickets import TicketService
 
 REF = "openai_conversation"
+INVALID_LABEL = "invalid-tool-call"  # an approval whose proposed call breaks its schema
 VIA = "openai"
 OPENING_ROLES = ("system", "developer")
 
@@ -93,6 +95,16 @@ def _seen(reply: Completion, messages: Sequence[Message]) -> bool:
     return False
 
 
+def schema_problem(instance: Any, schema: dict[str, Any]) -> str | None:
+    """What is wrong with ``instance`` against ``schema`` (the first failure, naming its
+    field), or ``None`` when it matches."""
+    try:
+        validate_answer(instance, schema, "proposal")
+    except ValidationFailed as exc:
+        return exc.detail
+    return None
+
+
 def answer_schema(turn: HumanTurn) -> dict[str, Any] | None:
     """What a structured answer must look like: tool calls, a JSON schema, or free."""
     if turn.tools:
@@ -107,10 +119,15 @@ def answer_schema(turn: HumanTurn) -> dict[str, Any] | None:
 
 
 class OpenAIConversations:
-    """The use cases behind the OpenAI door; blocking (run them in a worker thread)."""
+    """The use cases behind the OpenAI door; blocking (run them in a worker thread).
 
-    def __init__(self, tickets: TicketService) -> None:
+    ``replay_answers`` (the setting ``openai_replay_answers``, default off) lets a plain
+    question (no tools) asked again word for word, without a conversation id, get the
+    person's earlier answer at once; otherwise such a request is a new question."""
+
+    def __init__(self, tickets: TicketService, *, replay_answers: bool = False) -> None:
         self._tickets = tickets
+        self._replay_answers = replay_answers
 
     def find(self, key: str) -> Ticket | None:
         page = self._tickets.list(TicketQuery(ref=(REF, key), kind=Kind.QUESTION, limit=1))
@@ -120,9 +137,13 @@ class OpenAIConversations:
         """The conversation's ticket, waiting for the person's reply to this turn.
 
         New conversation: a question ticket. Answered (or otherwise resolved) one: reopened
-        with this turn's messages appended — unless the request does not yet hold the
-        answer (a retry of the answered turn), which gets the answered ticket. One still
-        waiting (the agent retried): as is."""
+        with this turn's messages appended. One still waiting (the agent retried): as is.
+
+        A request that does not yet hold the answer of its answered ticket repeats the
+        answered turn. With a conversation id it is that conversation's retry and gets
+        the answered ticket. Without one it may just be the same words asked again, so
+        it is a new question (a new ticket) — unless ``replay_answers`` is on and the
+        turn is a plain question: a person's tool call is never handed out again."""
         key = conversation_key(actor.name, turn)
         ticket = self.find(key)
         if ticket is None:
@@ -131,7 +152,9 @@ class OpenAIConversations:
             return ticket
         reply = self.reply_of(ticket, turn)
         if reply is not None and not _seen(reply, turn.messages):
-            return ticket  # a retry of the turn just answered: the answer is its reply
+            if turn.conversation_id or (self._replay_answers and not turn.tools):
+                return ticket  # the answer of the turn asked again is its reply
+            return self._open(actor, turn, key, after=ticket)
         added = new_turns(turn.messages)
         self._tickets.post_message(
             actor, ticket.id, render.render_messages(added) or "(the agent continues)", VIA,
@@ -142,7 +165,11 @@ class OpenAIConversations:
         except IllegalTransition:  # a concurrent request of this turn reopened it first
             return self._tickets.get(ticket.id)
 
-    def _open(self, actor: Actor, turn: HumanTurn, key: str) -> Ticket:
+    def _open(self, actor: Actor, turn: HumanTurn, key: str, *,
+              after: Ticket | None = None) -> Ticket:
+        """A new question ticket for the conversation ``key``. ``after``, its answered
+        ticket, names the new one's idempotency key, so concurrent copies of one request
+        still open one ticket; :meth:`find` returns the newest."""
         body = render.render_messages(turn.messages)
         tools = render.render_tools(turn.tools)
         draft = TicketDraft(
@@ -151,7 +178,8 @@ class OpenAIConversations:
             response_schema=answer_schema(turn), refs={REF: key},
         )
         try:
-            ticket, _ = self._tickets.ask(actor, draft, f"openai:{key}")
+            idempotency_key = f"openai:{key}" + (f":after:{after.id}" if after else "")
+            ticket, _ = self._tickets.ask(actor, draft, idempotency_key)
         except IdempotencyKeyReused:  # a concurrent first turn opened it a moment ago
             found = self.find(key)
             if found is None:
@@ -193,21 +221,34 @@ class OpenAIConversations:
         self, actor: Actor, model: str, messages: Sequence[Message],
         calls: Sequence[ToolCall], tools: Sequence[Tool],
     ) -> Ticket:
-        """An approval ticket showing ``calls`` the upstream model wants to make."""
+        """An approval ticket showing ``calls`` the upstream model wants to make.
+
+        Calls that break their tool's own schema are the upstream's output, not the
+        agent's request: the ticket opens all the same, labelled ``INVALID_LABEL`` with
+        the problem spelled out, and the person can only edit or deny them."""
         names = ", ".join(dict.fromkeys(c.name for c in calls))
         context = render.render_messages(new_turns(messages)[-3:])
+        proposal = {"tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                                   for c in calls]}
+        schema = render.approval_schema(calls, tools)
+        problem = schema_problem(proposal, schema)
+        labels: tuple[str, ...] = ("tool-approval",)
+        warning = ""
+        if problem is not None:
+            labels += (INVALID_LABEL,)
+            warning = (f"**The model's call does not match the tool's schema** "
+                       f"(`{problem}`): it cannot be approved as it is. Edit the arguments "
+                       f"so they match, or deny.\n\n")
         draft = TicketDraft(
             kind=Kind.APPROVAL, title=f"Approve tool call: {names}"[: render.TITLE_MAX],
-            body=(f"The model `{model}` wants to call:\n\n{render.render_calls(calls)}\n\n"
+            body=(f"{warning}The model `{model}` wants to call:\n\n"
+                  f"{render.render_calls(calls)}\n\n"
                   f"Approve, edit the arguments (they must match the tool's schema), or deny "
                   f"with a reason the agent will see.\n\n---\n\n{context}").strip(),
-            labels=("tool-approval",),
-            proposal={"tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
-                                     for c in calls]},
-            response_schema=render.approval_schema(calls, tools),
+            labels=labels, proposal=proposal, response_schema=schema,
             refs={"openai_tool_calls": [c.id for c in calls if c.id]},
         )
-        ticket, _ = self._tickets.ask(actor, draft)
+        ticket, _ = self._tickets.ask(actor, draft, unchecked_proposal=True)
         return ticket
 
     @staticmethod

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from tickethub.domain.actors import Actor
 from tickethub.domain.events import Event, NewEvent
-from tickethub.domain.messages import Message, MessageDraft, MessageKind
+from tickethub.domain.messages import Decision, Message, MessageDraft, MessageKind
 from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
 
 
@@ -61,7 +61,7 @@ class TicketRepository(Protocol):
 class MessageRepository(Protocol):
     def add(self, ticket_id: int, author: str, via: str, body: str, kind: MessageKind,
             trusted: bool, at: datetime, external_id: str | None = None,
-            data: Any = None) -> Message: ...
+            data: Any = None, decision: Decision | None = None) -> Message: ...
     def add_many(self, drafts: Sequence[MessageDraft], at: datetime
                  ) -> builtins.list[Message]: ...
     def find_external(self, via: str, external_id: str) -> Message | None: ...

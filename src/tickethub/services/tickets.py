@@ -21,7 +21,7 @@ from tickethub.domain.actors import (
     require_responder,
 )
 from tickethub.domain.events import EventType, NewEvent
-from tickethub.domain.messages import Message, MessageKind
+from tickethub.domain.messages import Decision, Message, MessageDraft, MessageKind
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Answer, Ticket, TicketDraft, TicketQuery, normalize_labels
 from tickethub.errors import (
@@ -46,6 +46,20 @@ TRANSITION_TARGETS = frozenset(
 class Page:
     items: builtins.list[Ticket]
     next_cursor: str | None
+
+
+def _require_valid_proposal(ticket: Ticket) -> None:
+    """Refuse approving ``ticket``'s proposal unedited when it breaks the ticket's own
+    schema: what the agent gets must always match it."""
+    if ticket.proposal is None:
+        return
+    try:
+        answer_schema.validate(ticket.proposal, ticket.response_schema, "proposal")
+    except ValidationFailed as exc:
+        raise ValidationFailed(
+            f"the proposal does not match this ticket's response_schema ({exc.detail}); "
+            "approve it with 'edited' data that does, or deny it", field="edited",
+        ) from exc
 
 
 def _request_hash(draft: TicketDraft) -> str:
@@ -90,11 +104,17 @@ class TicketService:
     # -- commands ------------------------------------------------------------------------
 
     def ask(
-        self, actor: Actor, draft: TicketDraft, idempotency_key: str | None = None
+        self, actor: Actor, draft: TicketDraft, idempotency_key: str | None = None, *,
+        unchecked_proposal: bool = False,
     ) -> tuple[Ticket, bool]:
         """Open a ticket. Returns ``(ticket, created)``; a retried call with the same
-        idempotency key returns the first ticket and ``created=False``."""
-        draft = self._checked_draft(draft)
+        idempotency key returns the first ticket and ``created=False``.
+
+        ``unchecked_proposal`` stores an approval's proposal even when it breaks the
+        ticket's ``response_schema``: for proposals the asker did not write (an upstream
+        model's tool call), which a person must see, then edit or deny. The caller flags
+        such a ticket; ``approve`` refuses it unedited."""
+        draft = self._checked_draft(draft, check_proposal=not unchecked_proposal)
         request_hash = _request_hash(draft) if idempotency_key else None
         now = self._clock.now()
         if draft.due_at is not None and draft.due_at <= now:
@@ -187,7 +207,8 @@ class TicketService:
             moved = ticket.moved_to(Status.ANSWERED, now)
             return replace(moved, answer=Answer(text, data, actor.name, via, now))
 
-        return self._resolve(actor, ticket_id, apply, via, text, expected_version)
+        return self._resolve(actor, ticket_id, apply, via, Decision.ANSWERED,
+                             expected_version)
 
     def approve(
         self,
@@ -199,7 +220,9 @@ class TicketService:
         *,
         expected_version: int | None = None,
     ) -> Ticket:
-        """Approve an approval, optionally with an edited proposal that must match its schema."""
+        """Approve an approval, optionally with an edited proposal that must match its
+        schema. A proposal that does not match it (one the asker did not write, see
+        ``ask(..., unchecked_proposal=True)``) can only be approved edited."""
         require_responder(actor, "approving")
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
@@ -207,10 +230,14 @@ class TicketService:
             moved = ticket.moved_to(Status.APPROVED, now)
             if edited is not None:
                 answer_schema.validate(edited, ticket.response_schema, "edited")
+            else:
+                _require_valid_proposal(ticket)
             decided = edited if edited is not None else ticket.proposal
             return replace(moved, answer=Answer(comment, decided, actor.name, via, now))
 
-        return self._resolve(actor, ticket_id, apply, via, comment, expected_version)
+        return self._resolve(actor, ticket_id, apply, via,
+                             Decision.APPROVED if edited is None else Decision.EDITED,
+                             expected_version)
 
     def deny(
         self,
@@ -228,7 +255,8 @@ class TicketService:
             moved = ticket.moved_to(Status.DENIED, now)
             return replace(moved, answer=Answer(reason, None, actor.name, via, now))
 
-        return self._resolve(actor, ticket_id, apply, via, reason, expected_version)
+        return self._resolve(actor, ticket_id, apply, via, Decision.DENIED,
+                             expected_version)
 
     def transition(
         self,
@@ -353,12 +381,12 @@ class TicketService:
             )
 
     @staticmethod
-    def _checked_draft(draft: TicketDraft) -> TicketDraft:
+    def _checked_draft(draft: TicketDraft, check_proposal: bool = True) -> TicketDraft:
         if not draft.title.strip():
             raise ValidationFailed("a ticket needs a title", field="title")
         if draft.response_schema is not None:
             answer_schema.check_schema(draft.response_schema)
-        if draft.kind is Kind.APPROVAL and draft.proposal is not None:
+        if check_proposal and draft.kind is Kind.APPROVAL and draft.proposal is not None:
             answer_schema.validate(draft.proposal, draft.response_schema, "proposal")
         return replace(draft, title=draft.title.strip(), labels=normalize_labels(draft.labels))
 
@@ -368,24 +396,34 @@ class TicketService:
         ticket_id: int,
         apply: Callable[[Ticket, datetime], Ticket],
         via: str,
-        text: str | None,
+        decision: Decision,
         expected_version: int | None,
     ) -> Ticket:
+        """Resolve with ``apply`` and keep the decision on the record: an ``answer``
+        message with the text and data decided, and a ``ticket.answered`` event carrying
+        both and the message's id, so a later reopen and answer loses nothing."""
+
         def event(before: Ticket, after: Ticket) -> tuple[EventType, dict[str, Any]]:
-            return EventType.TICKET_ANSWERED, {
+            answer = after.answer
+            data: dict[str, Any] = {
                 "from": before.status.value, "to": after.status.value,
                 "outcome": after.outcome, "via": via,
+                "text": answer.text if answer else None,
+                "data": answer.data if answer else None,
             }
+            if after.status is Status.APPROVED:
+                data["edited"] = decision is Decision.EDITED
+            return EventType.TICKET_ANSWERED, data
 
-        def apply_and_record(uow: UnitOfWork, ticket: Ticket, now: datetime) -> Ticket:
-            resolved = apply(ticket, now)
-            if text:
-                uow.messages.add(ticket.id, actor.name, via, text, MessageKind.ANSWER, True, now,
-                                 data=resolved.answer.data if resolved.answer else None)
-            return resolved
+        def record(uow: UnitOfWork, after: Ticket, now: datetime) -> dict[str, Any]:
+            answer = after.answer
+            [message] = uow.messages.add_many([MessageDraft(
+                after.id, actor.name, via, (answer.text or "") if answer else "",
+                MessageKind.ANSWER, True, data=answer.data if answer else None,
+                decision=decision)], now)
+            return {"message_id": message.id}
 
-        return self._mutate(actor, ticket_id, apply, event, expected_version,
-                            side_effect=apply_and_record)
+        return self._mutate(actor, ticket_id, apply, event, expected_version, record=record)
 
     def _mutate(
         self,
@@ -394,25 +432,30 @@ class TicketService:
         apply: Callable[[Ticket, datetime], Ticket],
         describe: Callable[[Ticket, Ticket], tuple[EventType, dict[str, Any]]],
         expected_version: int | None,
-        side_effect: Callable[[UnitOfWork, Ticket, datetime], Ticket] | None = None,
+        record: Callable[[UnitOfWork, Ticket, datetime], dict[str, Any]] | None = None,
     ) -> Ticket:
         """Load, check the version, apply, write with a compare-and-set and append the event.
 
-        Without an explicit ``expected_version`` a lost compare-and-set race is retried on
-        fresh state, so concurrent callers see the typed error the new state implies."""
+        ``record`` writes what goes with the change (a decision's message) once the
+        compare-and-set won, in the same transaction; what it returns joins the event's
+        data. Without an explicit ``expected_version`` a lost compare-and-set race is
+        retried on fresh state, so concurrent callers see the typed error the new state
+        implies."""
         for _ in range(_OPTIMISTIC_RETRIES):
             now = self._clock.now()
             with self._store.write() as uow:
                 before = self._load(uow, ticket_id, for_update=True)
                 if expected_version is not None and expected_version != before.version:
                     raise StaleVersion(expected_version, before.version)
-                after = side_effect(uow, before, now) if side_effect else apply(before, now)
+                after = apply(before, now)
                 if not uow.tickets.update(after, before.version):
                     if expected_version is not None:
                         current = uow.tickets.get(ticket_id)
                         raise StaleVersion(expected_version, current.version if current else 0)
                     continue
                 kind, data = describe(before, after)
+                if record is not None:
+                    data = {**data, **record(uow, after, now)}
                 event = uow.events.append(
                     NewEvent(kind, after.id, after.path, actor.name, data), now
                 )

@@ -10,7 +10,7 @@ from sqlalchemy import Connection, func, insert, select, text, update
 
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.domain.events import Event, EventType, NewEvent
-from tickethub.domain.messages import Message, MessageDraft, MessageKind
+from tickethub.domain.messages import Decision, Message, MessageDraft, MessageKind
 from tickethub.services.ports import Delivery, TokenRecord, Webhook
 from tickethub.store.bulk import insert_ids
 from tickethub.store.tables import (
@@ -32,6 +32,7 @@ def _message(row: Any) -> Message:
         id=row.id, ticket_id=row.ticket_id, author=row.author, via=row.via, body=row.body,
         kind=MessageKind(row.kind), trusted=row.trusted, created_at=row.created_at,
         external_id=row.external_id, data=row.data,
+        decision=Decision(row.decision) if row.decision else None,
     )
 
 
@@ -41,18 +42,20 @@ class SqlMessageRepository:
 
     def add(self, ticket_id: int, author: str, via: str, body: str, kind: MessageKind,
             trusted: bool, at: datetime, external_id: str | None = None,
-            data: Any = None) -> Message:
-        draft = MessageDraft(ticket_id, author, via, body, kind, trusted, external_id, data)
+            data: Any = None, decision: Decision | None = None) -> Message:
+        draft = MessageDraft(ticket_id, author, via, body, kind, trusted, external_id, data,
+                             decision)
         return self.add_many([draft], at)[0]
 
     def add_many(self, drafts: Sequence[MessageDraft], at: datetime) -> list[Message]:
         ids = insert_ids(self._c, messages, [
             {"ticket_id": d.ticket_id, "author": d.author, "via": d.via, "body": d.body,
              "kind": d.kind.value, "trusted": d.trusted, "external_id": d.external_id,
-             "data": d.data, "created_at": at} for d in drafts])
+             "data": d.data, "decision": d.decision.value if d.decision else None,
+             "created_at": at} for d in drafts])
         return [Message(id=i, ticket_id=d.ticket_id, author=d.author, via=d.via, body=d.body,
                         kind=d.kind, trusted=d.trusted, created_at=at,
-                        external_id=d.external_id, data=d.data)
+                        external_id=d.external_id, data=d.data, decision=d.decision)
                 for i, d in zip(ids, drafts, strict=True)]
 
     def find_external(self, via: str, external_id: str) -> Message | None:

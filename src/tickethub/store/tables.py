@@ -88,6 +88,7 @@ messages = Table(
     Column("trusted", Boolean, nullable=False),
     Column("external_id", String(500), nullable=True),
     Column("data", JSON, nullable=True),
+    Column("decision", String(16), nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     UniqueConstraint("via", "external_id", name="uq_messages_external"),
     Index("ix_messages_ticket", "ticket_id"),

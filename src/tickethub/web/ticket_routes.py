@@ -215,9 +215,11 @@ async def ticket_stream(request: Request, ticket_id: int, me: Me,
             data: dict[str, Any] = {"type": event.type.value, "status": ticket.status.value,
                                     "waiting": ticket.waiting, "version": ticket.version,
                                     "resolved_by": resolved_by(ticket)}
+            # A decision names its message (older events did not: then only with text).
             if event.type is EventType.MESSAGE_POSTED or (
-                    event.type is EventType.TICKET_ANSWERED and ticket.answer
-                    and ticket.answer.text):
+                    event.type is EventType.TICKET_ANSWERED and (
+                        event.data.get("message_id")
+                        or (ticket.answer and ticket.answer.text))):
                 wanted = event.data.get("message_id")
                 found = [m for m in messages if m.id == wanted] if wanted else messages[-1:]
                 if found:

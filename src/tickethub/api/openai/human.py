@@ -68,7 +68,8 @@ class HumanDoor:
 
     def __init__(self, hub: HubRuntime) -> None:
         self._hub = hub
-        self._conversations = OpenAIConversations(hub.tickets)
+        self._conversations = OpenAIConversations(
+            hub.tickets, replay_answers=hub.settings.openai_replay_answers)
 
     async def respond(
         self, actor: Actor, request: ChatRequest, *, mode: str, timeout: float,
