@@ -30,6 +30,7 @@ class World:
     b_root: dict[str, Any]
     b_assigned_to_a: dict[str, Any]
     b_private_child: dict[str, Any]  # under B's root: only B (and readers of all)
+    a_sibling: dict[str, Any]  # A's, beside B's child under the part assigned to B
 
 
 async def _ask(client: httpx.AsyncClient, headers: dict[str, str], title: str,
@@ -54,8 +55,9 @@ async def world(client: httpx.AsyncClient, responder: dict[str, str]) -> World:
     a_grandchild = await _ask(client, a, "A's grandchild", parent_id=b_child["id"])
     b_assigned_to_a = await _ask(client, b, "for A", assignee="agent-a")
     b_private_child = await _ask(client, b, "B's private child", parent_id=b_root["id"])
+    a_sibling = await _ask(client, a, "A's other notes", parent_id=shared["id"])
     return World(a, b, a_root, b_child, a_grandchild, b_root, b_assigned_to_a,
-                 b_private_child)
+                 b_private_child, a_sibling)
 
 
 def _ids(response: httpx.Response) -> set[int]:
@@ -111,7 +113,8 @@ async def test_an_agent_reads_its_own_tree_and_what_is_assigned_to_it(
 
 
 async def test_the_tree_holds_only_what_the_agent_reads(client, world: World) -> None:
-    # B reads the ticket assigned to it and its own child below, not A's root above.
+    # B reads the ticket assigned to it and its own child below, not A's root above
+    # nor A's other child beside its own.
     tree = await client.get(f"{API}/tickets/{world.b_child['parent_id']}/tree",
                             headers=world.b)
     assert tree.status_code == 200
@@ -121,6 +124,9 @@ async def test_the_tree_holds_only_what_the_agent_reads(client, world: World) ->
     assert [c["ticket"]["id"] for c in children[0]["children"]] == [world.a_grandchild["id"]]
     whole = await client.get(f"{API}/tickets/{world.a_root['id']}/tree", headers=world.a)
     assert whole.status_code == 200
+    part = whole.json()["children"][0]
+    assert {c["ticket"]["id"] for c in part["children"]} == {world.b_child["id"],
+                                                             world.a_sibling["id"]}
 
 
 async def test_a_read_all_token_and_a_responder_read_everything(
