@@ -122,8 +122,16 @@ def admin() -> dict[str, str]:
 
 
 async def make_token(client: httpx.AsyncClient, role: str, name: str) -> dict[str, str]:
-    response = await client.post("/api/v1/tokens", json={"role": role, "name": name},
-                                 headers=bearer(ADMIN_TOKEN))
+    return await make_scoped_token(client, role, name, [])
+
+
+async def make_scoped_token(client: httpx.AsyncClient, role: str, name: str,
+                            scopes: list[str]) -> dict[str, str]:
+    """Headers with a new token for ``name``; ``scopes`` e.g. ``["read:all"]``."""
+    body: dict[str, object] = {"role": role, "name": name}
+    if scopes:
+        body["scopes"] = scopes
+    response = await client.post("/api/v1/tokens", json=body, headers=bearer(ADMIN_TOKEN))
     assert response.status_code == 201, response.text
     return bearer(response.json()["token"])
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from tests.agent_protocol.conftest import AP, create_task, ticket_of
-from tests.conftest import make_token
+from tests.conftest import make_scoped_token, make_token
 from tickethub.server.runtime import HubRuntime
 
 
@@ -171,7 +171,11 @@ async def test_another_agent_cannot_post_steps_to_someone_elses_task(
 ) -> None:
     task = await create_task(client, input="t")
     other = await make_token(client, "agent", "other-agent")
+    hidden = await client.post(f"{AP}/{task['task_id']}/steps", json={"input": "x"},
+                               headers=other)
+    assert hidden.status_code == 404  # a task it may not read is an unknown task
+    reader = await make_scoped_token(client, "agent", "reading-agent", ["read:all"])
     refused = await client.post(f"{AP}/{task['task_id']}/steps", json={"input": "x"},
-                                headers=other)
+                                headers=reader)
     assert refused.status_code == 403
     assert refused.json()["code"] == "forbidden"

@@ -206,7 +206,13 @@ async def test_an_agent_may_cancel_its_own_ticket_but_not_anothers(client, agent
     ok = await client.post(f"/api/v1/tickets/{mine['id']}/transition", json={"to": "cancelled"},
                            headers=agent)
     assert ok.status_code == 200
-    refused = await client.post(f"/api/v1/tickets/{theirs['id']}/transition",
+    # Another agent's ticket does not exist for this one (the read policy)...
+    hidden = await client.post(f"/api/v1/tickets/{theirs['id']}/transition",
+                               json={"to": "cancelled"}, headers=agent)
+    assert hidden.status_code == 404
+    # ...and one assigned to it is readable, but not its own to cancel.
+    shared = await ask(client, other_agent, assignee="agent-1")
+    refused = await client.post(f"/api/v1/tickets/{shared['id']}/transition",
                                 json={"to": "cancelled"}, headers=agent)
     assert refused.status_code == 403
 

@@ -12,9 +12,12 @@ from tickethub.channels.github import GithubChannel
 from tickethub.domain.actors import SYSTEM, Actor, Role
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import TicketDraft
+from tickethub.domain.visibility import READ_ALL
 from tickethub.server.runtime import HubRuntime
 
-AGENT = Actor("agent-1", Role.AGENT)
+# The agent working on imported issues: they are not its own tickets, so it reads them
+# through the read:all scope (or a responder token).
+AGENT = Actor("agent-1", Role.AGENT, scopes=frozenset({READ_ALL}))
 
 
 async def test_polling_uses_since_and_etag_and_honours_poll_interval(

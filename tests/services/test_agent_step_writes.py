@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tickethub.domain.actors import Actor, ActorKind, Role
+from tickethub.domain.visibility import READ_ALL
 from tickethub.errors import Conflict, Forbidden, NotFound
 from tickethub.server.runtime import HubRuntime
 from tickethub.services.agent_step_writes import PostedStep, StepInput, StepReply, StepWriter
@@ -17,7 +18,9 @@ from tickethub.store.ap_records import SqlApStore
 from tickethub.testing import RecordingNotifier
 
 OWNER = Actor("agent-1", Role.AGENT, ActorKind.AGENT)
-STRANGER = Actor("agent-2", Role.AGENT, ActorKind.AGENT)
+# Reads every task (so a refusal is 403, not the 404 of a task it may not read) but
+# owns none.
+STRANGER = Actor("agent-2", Role.AGENT, ActorKind.AGENT, scopes=frozenset({READ_ALL}))
 PERSON = Actor("alice", Role.RESPONDER, ActorKind.PERSON)
 WORKER = Actor("ap-worker", Role.RESPONDER, ActorKind.AGENT)
 

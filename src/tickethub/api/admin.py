@@ -27,16 +27,19 @@ async def me(actor: Me) -> ActorOut:
 async def create_token(body: TokenIn, hub: Hub, admin: Admin) -> TokenOut:
     """A new token for the actor ``name`` (created with ``role`` if new). The token is in
     this response only; the hub stores a hash."""
-    token, record = await call(hub.auth.create_token, admin, body.name, Role(body.role))
+    token, record = await call(hub.auth.create_token, admin, body.name, Role(body.role),
+                               scopes=body.scopes)
     return TokenOut(id=record.id, name=record.name, role=record.actor.role.value,
-                    prefix=record.prefix, created_at=record.created_at, token=token)
+                    prefix=record.prefix, created_at=record.created_at,
+                    scopes=sorted(record.scopes), token=token)
 
 
 @router.get("/tokens", response_model=list[TokenOut], summary="List tokens (no secrets)")
 async def list_tokens(hub: Hub, admin: Admin) -> list[TokenOut]:
     records = await call(hub.auth.tokens, admin)
     return [TokenOut(id=r.id, name=r.name, role=r.actor.role.value, prefix=r.prefix,
-                     created_at=r.created_at, revoked_at=r.revoked_at) for r in records]
+                     created_at=r.created_at, revoked_at=r.revoked_at,
+                     scopes=sorted(r.scopes)) for r in records]
 
 
 @router.delete("/tokens/{token_id}", status_code=204, summary="Revoke a token")

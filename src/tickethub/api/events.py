@@ -32,10 +32,9 @@ async def list_events(
     subtree: Annotated[int | None, Query(description="Only this ticket and its "
                                          "descendants.")] = None,
 ) -> EventPage:
-    events = await call(hub.events.since, since, limit=limit, ticket_id=ticket_id,
-                        subtree_of=subtree)
-    return EventPage(items=[EventOut.of(e) for e in events],
-                     last_seq=events[-1].seq if events else since)
+    events, cursor = await call(hub.events.page, since, limit=limit, ticket_id=ticket_id,
+                                subtree_of=subtree, viewer=me)
+    return EventPage(items=[EventOut.of(e) for e in events], last_seq=cursor)
 
 
 def _sse(event: Event) -> str:
@@ -62,12 +61,13 @@ async def stream_events(
         since, field = int(last_event_id), "Last-Event-ID"
     if since is None:
         since = await call(hub.events.last_seq)
-    first = await call(hub.events.since, since, limit=_STREAM_BATCH, ticket_id=ticket_id,
-                       subtree_of=subtree, field=field)
+    first, first_cursor = await call(hub.events.page, since, limit=_STREAM_BATCH,
+                                     ticket_id=ticket_id, subtree_of=subtree, field=field,
+                                     viewer=me)
     keepalive = hub.settings.sse_keepalive_seconds
 
     async def body() -> AsyncIterator[str]:
-        cursor = since
+        cursor = first_cursor
         batch = first
         with hub.bus.log_signal() as signal:
             yield "retry: 1000\n\n"
@@ -77,13 +77,13 @@ async def stream_events(
             while True:
                 for event in batch:
                     yield _sse(event)
-                    cursor = event.seq
                 if (reread and len(batch) < _STREAM_BATCH
                         and not await signal.wait(keepalive)):
                     yield ": keep-alive\n\n"
                 reread = True
-                batch = await call(hub.events.since, cursor, limit=_STREAM_BATCH,
-                                   ticket_id=ticket_id, subtree_of=subtree)
+                batch, cursor = await call(hub.events.page, cursor, limit=_STREAM_BATCH,
+                                           ticket_id=ticket_id, subtree_of=subtree,
+                                           viewer=me)
 
     return StreamingResponse(body(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

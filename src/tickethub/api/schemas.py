@@ -181,6 +181,11 @@ class EventPage(BaseModel):
 class TokenIn(Strict):
     role: Literal["agent", "responder", "admin"]
     name: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    scopes: list[Annotated[str, StringConstraints(max_length=50)]] = Field(
+        default_factory=list, max_length=10,
+        description="What the token adds to its role: 'read:all' lets an agent read every "
+                    "ticket, message and event (by default it reads only the tickets it "
+                    "created, their subtrees and those assigned to it).")
 
 
 class TokenOut(BaseModel):
@@ -190,6 +195,7 @@ class TokenOut(BaseModel):
     prefix: str
     created_at: datetime
     revoked_at: datetime | None = None
+    scopes: list[str] = Field(default_factory=list)
     token: str | None = Field(None, description="Only in the response that created it.")
 
 

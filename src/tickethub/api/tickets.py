@@ -94,7 +94,7 @@ async def list_tickets(
         status=tuple(status or ()), kind=kind, label=label, assignee=assignee,
         parent_id=parent_id, created_by=created_by, q=q, ref=ref_pair, after=after, limit=limit,
     )
-    page = await call(hub.tickets.list, query)
+    page = await call(hub.tickets.list, query, me)
     base = hub.settings.effective_public_url
     body = TicketPage(items=[TicketOut.of(t, base) for t in page.items],
                       next_cursor=page.next_cursor)
@@ -103,7 +103,7 @@ async def list_tickets(
 
 @router.get("/tickets/{ticket_id}", response_model=TicketOut, summary="Get a ticket")
 async def get_ticket(ticket_id: int, hub: Hub, me: Me) -> Response:
-    return _out(hub, await call(hub.tickets.get, ticket_id))
+    return _out(hub, await call(hub.tickets.get, ticket_id, me))
 
 
 @router.get("/tickets/{ticket_id}/tree", response_model=TreeNode,
@@ -111,7 +111,7 @@ async def get_ticket(ticket_id: int, hub: Hub, me: Me) -> Response:
 async def ticket_tree(
     ticket_id: int, hub: Hub, me: Me, depth: Annotated[int, Query(ge=0, le=32)] = 3,
 ) -> TreeNode:
-    tickets = await call(hub.tickets.subtree, ticket_id, depth)
+    tickets = await call(hub.tickets.subtree, ticket_id, depth, me)
     base = hub.settings.effective_public_url
     nodes = {t.id: TreeNode(ticket=TicketOut.of(t, base), children=[]) for t in tickets}
     for t in tickets[1:]:
@@ -123,7 +123,7 @@ async def ticket_tree(
 @router.get("/tickets/{ticket_id}/messages", response_model=list[MessageOut],
             summary="Messages on a ticket, oldest first")
 async def list_messages(ticket_id: int, hub: Hub, me: Me) -> list[MessageOut]:
-    return [MessageOut.of(m) for m in await call(hub.tickets.messages, ticket_id)]
+    return [MessageOut.of(m) for m in await call(hub.tickets.messages, ticket_id, me)]
 
 
 @router.post("/tickets/{ticket_id}/messages", status_code=201, response_model=MessageOut,
@@ -200,7 +200,7 @@ async def wait(
     while True:
         # Register before reading: a change committed after the read still wakes us.
         with hub.bus.ticket_signal(ticket_id) as changed:
-            ticket = await call(hub.tickets.get, ticket_id)
+            ticket = await call(hub.tickets.get, ticket_id, me)
             remaining = deadline - loop.time()
             if not ticket.waiting or remaining <= 0:
                 break

@@ -198,4 +198,5 @@ def event_line(e: Event) -> str:
 
 def token_row(t: TokenInfo) -> str:
     state = f"revoked {_when(t.revoked_at)}" if t.revoked_at else "active"
-    return f"{t.id:>4}  {t.name:<20} {t.role:<10} {t.prefix}…  {state}"
+    scopes = f"  [{' '.join(t.scopes)}]" if t.scopes else ""
+    return f"{t.id:>4}  {t.name:<20} {t.role:<10} {t.prefix}…  {state}{scopes}"

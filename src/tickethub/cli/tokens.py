@@ -19,15 +19,20 @@ def token() -> None:
               type=click.Choice(["agent", "responder", "admin"]),
               help="agent: asks and waits; responder: answers and approves; admin: all.")
 @click.option("--name", "-n", required=True, help="Who the token is for (an actor name).")
+@click.option("--scope", "scopes", multiple=True, metavar="SCOPE",
+              help="Add to what the role allows (repeatable). read:all: an agent reads "
+                   "every ticket, message and event, not only its own tree and what is "
+                   "assigned to it.")
 @with_hub
-def create(hub: Hub, role: str, name: str) -> None:
+def create(hub: Hub, role: str, name: str, scopes: tuple[str, ...]) -> None:
     """Create a token and print it (it is shown only this once).
 
     \b
     Example:
       export TICKETHUB_TOKEN=$(tickethub token create --role agent --name build-bot)
+      tickethub token create --role agent --name auditor --scope read:all
     """
-    click.echo(hub.create_token(role, name))
+    click.echo(hub.create_token(role, name, scopes))
 
 
 @token.command(name="list")

@@ -36,6 +36,8 @@ class Actor:
     role: Role
     kind: ActorKind = ActorKind.AGENT
     id: int | None = None
+    # What the token it came with adds to the role (``domain.visibility.SCOPES``).
+    scopes: frozenset[str] = frozenset()
 
     @property
     def can_steer(self) -> bool:

@@ -117,3 +117,5 @@ class TicketQuery:
     ref: tuple[str, str] | None = None
     after: int | None = None
     limit: int = 50
+    # Only tickets this name reads (``domain.visibility``); ``None``: no such filter.
+    readable_by: str | None = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -195,8 +195,8 @@ class AsyncHub(HubConfig):
     async def health(self) -> dict[str, Any]:
         return await self._run(flows.request(self._api.health()))
 
-    async def create_token(self, role: str, name: str) -> str:
-        return await self._run(flows.request(self._api.create_token(role, name)))
+    async def create_token(self, role: str, name: str, scopes: Sequence[str] = ()) -> str:
+        return await self._run(flows.request(self._api.create_token(role, name, scopes)))
 
     async def tokens(self) -> builtins.list[TokenInfo]:
         return await self._run(flows.request(self._api.tokens()))

@@ -8,7 +8,7 @@ carry them over the wire, so the two clients cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -207,9 +207,12 @@ class Endpoints:
     def me(self) -> Call[dict[str, Any]]:
         return Call("GET", f"{API}/me", self._json)
 
-    def create_token(self, role: str, name: str) -> Call[str]:
+    def create_token(self, role: str, name: str, scopes: Sequence[str] = ()) -> Call[str]:
+        body: dict[str, Any] = {"role": role, "name": name}
+        if scopes:
+            body["scopes"] = list(scopes)
         return Call("POST", f"{API}/tokens", lambda r: str(self._json(r)["token"]),
-                    json={"role": role, "name": name})
+                    json=body)
 
     def tokens(self) -> Call[list[TokenInfo]]:
         return Call("GET", f"{API}/tokens",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import builtins
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -228,10 +228,11 @@ class Hub(HubConfig):
         """The hub's ``/healthz`` document (no token needed)."""
         return self._run(flows.request(self._api.health()))
 
-    def create_token(self, role: str, name: str) -> str:
-        """(admin) A new token for actor ``name`` with ``role`` (agent, responder, admin).
-        It is returned only this once; the hub keeps a hash."""
-        return self._run(flows.request(self._api.create_token(role, name)))
+    def create_token(self, role: str, name: str, scopes: Sequence[str] = ()) -> str:
+        """(admin) A new token for actor ``name`` with ``role`` (agent, responder, admin)
+        and ``scopes`` (e.g. ``read:all``). It is returned only this once; the hub keeps
+        a hash."""
+        return self._run(flows.request(self._api.create_token(role, name, scopes)))
 
     def tokens(self) -> builtins.list[TokenInfo]:
         """(admin) All tokens, without their secrets."""

@@ -179,9 +179,11 @@ class TokenInfo:
     prefix: str
     created_at: datetime
     revoked_at: datetime | None
+    scopes: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> TokenInfo:
         return cls(id=d["id"], name=d["name"], role=d["role"], prefix=d["prefix"],
                    created_at=datetime.fromisoformat(d["created_at"]),
-                   revoked_at=_when(d.get("revoked_at")))
+                   revoked_at=_when(d.get("revoked_at")),
+                   scopes=tuple(d.get("scopes") or ()))

@@ -7,6 +7,7 @@ import sys
 
 import uvicorn
 
+from tickethub.api.agent_protocol.context import anonymous_allowed
 from tickethub.api.app import create_app
 from tickethub.server.runtime import HubRuntime
 from tickethub.settings import Settings
@@ -59,4 +60,9 @@ def _announce(hub: HubRuntime) -> None:
     else:
         lines += ["", f"  export TICKETHUB_URL={url}",
                   "  (use the admin token printed at first start, or TICKETHUB_ADMIN_TOKEN)"]
+    if anonymous_allowed(hub.settings):
+        lines += ["", f"  Agent Protocol: clients without a token are all one agent "
+                      f"({hub.settings.ap_anonymous_agent!r}) and share their tasks;",
+                  "  give each its own token to keep them apart (TICKETHUB_AP_ANONYMOUS=false "
+                  "turns this off)."]
     print("\n".join(lines) + "\n", file=sys.stderr, flush=True)

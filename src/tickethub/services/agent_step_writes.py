@@ -47,6 +47,7 @@ from tickethub.services.agent_tasks import (
     new_uuid,
 )
 from tickethub.services.ports import Clock, Notifier
+from tickethub.services.visibility import readable
 
 SMALL_STEP = 2000  # characters of input (and of additional_input as JSON) put in the event
 
@@ -140,7 +141,7 @@ class StepWriter:
         accepted: list[_Accepted] = []
         for (index, write), item in zip(posts, inputs, strict=True):
             try:
-                ticket = _open_task(tickets, item)
+                ticket = _open_task(uow, tickets, item)
             except TickethubError as exc:
                 results[index] = exc
                 continue
@@ -242,10 +243,12 @@ class _Accepted:
     reply: StepExchange | None
 
 
-def _open_task(tickets: dict[str, TaskTicket], item: StepInput) -> TaskTicket:
-    """The task's ticket, if ``item``'s actor may post a step to the task now."""
+def _open_task(uow: ApUnitOfWork, tickets: dict[str, TaskTicket], item: StepInput
+               ) -> TaskTicket:
+    """The task's ticket, if ``item``'s actor may post a step to the task now: a task it
+    may not read is unknown (404), one it reads but does not own is 403."""
     ticket = tickets.get(item.task_id)
-    if ticket is None:
+    if ticket is None or not readable(uow.tickets, item.actor, ticket):
         raise NotFound(f"task {item.task_id} does not exist", field="task_id")
     require_owner_or_responder(item.actor, ticket.created_by, "posting a step")
     if not ticket.waiting:

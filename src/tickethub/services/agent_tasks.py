@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -27,6 +27,7 @@ from tickethub.domain.events import EventType, NewEvent
 from tickethub.domain.messages import Message
 from tickethub.domain.status import Kind, Status, is_waiting
 from tickethub.domain.tickets import Ticket, TicketDraft
+from tickethub.domain.visibility import reader
 from tickethub.errors import NotFound
 from tickethub.services.agent_steps import (
     StepRecord,
@@ -35,6 +36,7 @@ from tickethub.services.agent_steps import (
     state_of,
 )
 from tickethub.services.ports import Clock, Notifier, UnitOfWork
+from tickethub.services.visibility import readable
 
 REF_TASK = "ap_task_id"
 REF_INPUT = "ap_input."
@@ -101,6 +103,8 @@ class TaskFilter:
     status: tuple[Status, ...] = ()
     label: str | None = None
     inputs: tuple[tuple[str, str], ...] = ()
+    # Only tasks whose ticket this name reads (``domain.visibility``); ``None``: all.
+    readable_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,35 +245,47 @@ class AgentTaskService:
         return [TaskView(record, ticket, [])
                 for record, ticket in zip(records, tickets, strict=True)]
 
-    def get(self, task_id: str, *, with_steps: bool = False) -> TaskView:
+    # ``viewer``: the actor reading; a task whose ticket it may not read
+    # (``domain.visibility``) is ``NotFound`` and left out of pages. ``None``: no filter.
+
+    def get(self, task_id: str, *, with_steps: bool = False,
+            viewer: Actor | None = None) -> TaskView:
         with self._store.read() as uow:
             record = self._task(uow, task_id)
-            views = self._views(uow, [record], with_steps)
-        return views[0]
+            view = self._views(uow, [record], with_steps)[0]
+            _require_readable(uow, viewer, view.ticket, task_id)
+        return view
 
     def page(self, filters: TaskFilter, offset: int, limit: int, *,
-             with_steps: bool = False) -> tuple[list[TaskView], int]:
+             with_steps: bool = False, viewer: Actor | None = None
+             ) -> tuple[list[TaskView], int]:
+        if viewer is not None:
+            filters = replace(filters, readable_by=reader(viewer))
         with self._store.read() as uow:
             records, total = uow.ap.list_tasks(filters, offset, limit)
             return self._views(uow, records, with_steps), total
 
     # -- steps (written by ``agent_step_writes.StepWriter``) -----------------------------
 
-    def steps(self, task_id: str) -> tuple[Ticket, list[StepView]]:
+    def steps(self, task_id: str, viewer: Actor | None = None
+              ) -> tuple[Ticket, list[StepView]]:
         """The task's ticket and all its steps, oldest first."""
         with self._store.read() as uow:
             record = self._task(uow, task_id)
             view = self._views(uow, [record], True)[0]
+            _require_readable(uow, viewer, view.ticket, task_id)
         assert view.steps is not None
         return view.ticket, view.steps
 
-    def step(self, task_id: str, step_id: str) -> tuple[Ticket, StepView]:
+    def step(self, task_id: str, step_id: str, viewer: Actor | None = None
+             ) -> tuple[Ticket, StepView]:
         """The task's ticket and the step asked for (``NotFound`` for an unknown id).
         Reads only what this step needs, however long the task's history."""
         with self._store.read() as uow:
             ticket = uow.ap.task_ticket(task_id)
             if ticket is None:
                 raise NotFound(f"task {task_id} does not exist", field="task_id")
+            _require_readable(uow, viewer, ticket, task_id)
             step = uow.ap.get_step(task_id, step_id)
             if step is None:
                 raise NotFound(f"task {task_id} has no step {step_id}", field="step_id")
@@ -311,6 +327,13 @@ class AgentTaskService:
                      steps[r.task_id] if steps is not None else None)
             for r in records
         ]
+
+
+def _require_readable(uow: UnitOfWork, viewer: Actor | None, ticket: Ticket,
+                      task_id: str) -> None:
+    """``NotFound``, as for an unknown task, when ``viewer`` may not read its ticket."""
+    if viewer is not None and not readable(uow.tickets, viewer, ticket, ticket.assignee):
+        raise NotFound(f"task {task_id} does not exist", field="task_id")
 
 
 def _step_views(uow: ApUnitOfWork, records: list[TaskRecord], tickets: dict[int, Ticket],

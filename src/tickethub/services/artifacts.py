@@ -4,9 +4,14 @@ Files are stored under a key made of the task and artifact ids, never under a na
 client chose, so no upload can write outside its task's folder. ``relative_path`` is
 kept as metadata, and one that would escape the task's folder (absolute, ``..``, a
 drive or a backslash path) is refused anyway, so a client never gets back a path that
-would be unsafe to use. An upload from the task's creator is the client's
-(``agent_created`` false); one from anyone else (the responder, an agent worker) is the
-agent's and belongs to the task's newest step.
+would be unsafe to use.
+
+Who may upload: the task's creator (its client; the artifact is the client's,
+``agent_created`` false), a responder or admin, or the in-hub worker (a responder);
+those artifacts are the agent's and belong to the task's newest step. Anyone else gets
+404 for a task it may not read (``domain.visibility``), as for an unknown task, and 403
+for one it reads (e.g. assigned to it) but does not own. Listing and downloading need
+only read access.
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import BinaryIO, Protocol
 
-from tickethub.domain.actors import Actor
+from tickethub.domain.actors import Actor, require_owner_or_responder
+from tickethub.domain.tickets import Ticket
 from tickethub.errors import NotFound, PayloadTooLarge, ValidationFailed
-from tickethub.services.agent_tasks import ApStore, ArtifactRecord
+from tickethub.services.agent_tasks import ApStore, ApUnitOfWork, ArtifactRecord, TaskRecord
 from tickethub.services.ports import Clock
+from tickethub.services.visibility import readable
 
 MAX_FILE_NAME = 255
 MAX_RELATIVE_PATH = 1000
@@ -86,9 +93,9 @@ class ArtifactService:
         name = safe_file_name(file_name)
         path = safe_relative_path(relative_path)
         with self._store.read() as uow:
-            task = uow.ap.get_task(task_id)
-            if task is None:
-                raise NotFound(f"task {task_id} does not exist", field="task_id")
+            _, ticket = self._readable_task(uow, actor, task_id)
+        require_owner_or_responder(actor, ticket.created_by, "adding an artifact")
+        agent_created = actor.name != ticket.created_by
         artifact_id = self._new_id()
         key = f"{task_id}/{artifact_id}"
         size = self._storage.save(key, source, self.max_bytes)
@@ -97,8 +104,6 @@ class ArtifactService:
                                   field="file", max_bytes=self.max_bytes)
         try:
             with self._store.write() as uow:
-                ticket = uow.tickets.get(task.ticket_id)
-                agent_created = ticket is not None and actor.name != ticket.created_by
                 step = uow.ap.latest_step(task_id) if agent_created else None
                 record = ArtifactRecord(
                     artifact_id, task_id, step.step_id if step else None, agent_created,
@@ -110,22 +115,33 @@ class ArtifactService:
             raise
         return record
 
-    def get(self, task_id: str, artifact_id: str) -> ArtifactRecord:
+    def get(self, task_id: str, artifact_id: str, viewer: Actor | None = None
+            ) -> ArtifactRecord:
         with self._store.read() as uow:
-            if uow.ap.get_task(task_id) is None:
-                raise NotFound(f"task {task_id} does not exist", field="task_id")
+            self._readable_task(uow, viewer, task_id)
             record = uow.ap.get_artifact(task_id, artifact_id)
         if record is None:
             raise NotFound(f"task {task_id} has no artifact {artifact_id}",
                            field="artifact_id")
         return record
 
-    def page(self, task_id: str, offset: int, limit: int
+    def page(self, task_id: str, offset: int, limit: int, viewer: Actor | None = None
              ) -> tuple[list[ArtifactRecord], int]:
         with self._store.read() as uow:
-            if uow.ap.get_task(task_id) is None:
-                raise NotFound(f"task {task_id} does not exist", field="task_id")
+            self._readable_task(uow, viewer, task_id)
             return uow.ap.artifact_page(task_id, offset, limit)
+
+    @staticmethod
+    def _readable_task(uow: ApUnitOfWork, viewer: Actor | None, task_id: str
+                       ) -> tuple[TaskRecord, Ticket]:
+        """The task and its ticket; ``NotFound`` when unknown or unreadable to
+        ``viewer`` (``None``: no read check)."""
+        task = uow.ap.get_task(task_id)
+        ticket = uow.tickets.get(task.ticket_id) if task is not None else None
+        if task is None or ticket is None or (viewer is not None and not readable(
+                uow.tickets, viewer, ticket, ticket.assignee)):
+            raise NotFound(f"task {task_id} does not exist", field="task_id")
+        return task, ticket
 
     def open(self, record: ArtifactRecord) -> BinaryIO:
         try:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from tickethub.domain.actors import Actor, ActorKind, Role, require_admin
+from tickethub.domain.visibility import checked_scopes
 from tickethub.errors import Conflict, NotFound, Unauthenticated, ValidationFailed
 from tickethub.services.ports import Clock, SecretGenerator, Store, TokenRecord
 
@@ -52,10 +54,13 @@ class AuthService:
         return None if configured_token else token
 
     def create_token(
-        self, by: Actor, name: str, role: Role, kind: ActorKind | None = None
+        self, by: Actor, name: str, role: Role, kind: ActorKind | None = None,
+        scopes: Iterable[str] = (),
     ) -> tuple[str, TokenRecord]:
-        """A new token for the actor ``name`` (created with ``role`` if new)."""
+        """A new token for the actor ``name`` (created with ``role`` if new), with
+        ``scopes`` (``domain.visibility.SCOPES``) added to what the role allows."""
         require_admin(by, "creating tokens")
+        granted = checked_scopes(scopes)
         if not _NAME.match(name):
             raise ValidationFailed(
                 "a name is 1-100 letters, digits or _.@:+-", field="name"
@@ -71,7 +76,8 @@ class AuthService:
                 raise Conflict(
                     f"{name} already exists with role {actor.role}, not {role}", field="role"
                 )
-            record = uow.actors.add_token(actor, name, hash_token(token), token[:10], now)
+            record = uow.actors.add_token(actor, name, hash_token(token), token[:10], now,
+                                          granted)
         return token, record
 
     def authenticate(self, token: str | None) -> Actor:

@@ -129,8 +129,11 @@ class OpenAIConversations:
         self._tickets = tickets
         self._replay_answers = replay_answers
 
-    def find(self, key: str) -> Ticket | None:
-        page = self._tickets.list(TicketQuery(ref=(REF, key), kind=Kind.QUESTION, limit=1))
+    def find(self, key: str, actor: Actor) -> Ticket | None:
+        """The conversation ticket of ``key`` that ``actor`` reads (its own): a key is
+        made from the actor's name, and the read policy keeps it so whatever the id."""
+        page = self._tickets.list(TicketQuery(ref=(REF, key), kind=Kind.QUESTION, limit=1),
+                                  actor)
         return page.items[0] if page.items else None
 
     def open_turn(self, actor: Actor, turn: HumanTurn) -> Ticket:
@@ -145,7 +148,7 @@ class OpenAIConversations:
         it is a new question (a new ticket) — unless ``replay_answers`` is on and the
         turn is a plain question: a person's tool call is never handed out again."""
         key = conversation_key(actor.name, turn)
-        ticket = self.find(key)
+        ticket = self.find(key, actor)
         if ticket is None:
             return self._open(actor, turn, key)
         if ticket.waiting:
@@ -181,7 +184,7 @@ class OpenAIConversations:
             idempotency_key = f"openai:{key}" + (f":after:{after.id}" if after else "")
             ticket, _ = self._tickets.ask(actor, draft, idempotency_key)
         except IdempotencyKeyReused:  # a concurrent first turn opened it a moment ago
-            found = self.find(key)
+            found = self.find(key, actor)
             if found is None:
                 raise
             ticket = found
@@ -271,7 +274,8 @@ class OpenAIConversations:
         """Note an upstream failure on the conversation's record: an ``info`` ticket per
         conversation, with one message per failure."""
         key = conversation_key(actor.name, HumanTurn(messages=messages, label=f"upstream:{model}"))
-        page = self._tickets.list(TicketQuery(ref=(REF, key), kind=Kind.INFO, limit=1))
+        page = self._tickets.list(TicketQuery(ref=(REF, key), kind=Kind.INFO, limit=1),
+                                  actor)
         if page.items:
             ticket = page.items[0]
             self._tickets.post_message(actor, ticket.id, error, VIA)

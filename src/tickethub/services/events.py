@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from tickethub.domain.actors import Actor
 from tickethub.domain.events import Event
-from tickethub.errors import CursorAhead, NotFound, ValidationFailed
+from tickethub.domain.visibility import reader
+from tickethub.errors import CursorAhead, ValidationFailed
 from tickethub.services.ports import Store
+from tickethub.services.visibility import not_found, readable
 
 MAX_PAGE = 1000
 
@@ -21,30 +24,56 @@ class EventService:
         ticket_id: int | None = None,
         subtree_of: int | None = None,
         field: str = "since",
+        viewer: Actor | None = None,
     ) -> list[Event]:
         """Events after ``seq``, oldest first. A ``seq`` ahead of the log is a client bug
-        (it would silently miss everything up to it), so it raises ``CursorAhead``."""
+        (it would silently miss everything up to it), so it raises ``CursorAhead``.
+        With a ``viewer``, only events about tickets it reads (``domain.visibility``)."""
+        return self.page(seq, limit=limit, ticket_id=ticket_id, subtree_of=subtree_of,
+                         field=field, viewer=viewer)[0]
+
+    def page(
+        self,
+        seq: int,
+        *,
+        limit: int = 100,
+        ticket_id: int | None = None,
+        subtree_of: int | None = None,
+        field: str = "since",
+        viewer: Actor | None = None,
+    ) -> tuple[list[Event], int]:
+        """``since``, and the cursor to resume from: the last event's seq, or — when a
+        viewer's filter left events out and the page is not full — the end of the log
+        as read, so the next read does not scan the left-out events again."""
         if seq < 0:
             raise ValidationFailed("must be 0 or more", field=field)
         if not 1 <= limit <= MAX_PAGE:
             raise ValidationFailed(f"limit must be between 1 and {MAX_PAGE}", field="limit")
+        name = reader(viewer) if viewer is not None else None
         with self._store.read() as uow:
             prefix = None
             if subtree_of is not None:
                 root = uow.tickets.get(subtree_of)
-                if root is None:
-                    raise NotFound(f"ticket {subtree_of} does not exist", field="subtree")
+                if root is None or (viewer is not None and not readable(
+                        uow.tickets, viewer, root, root.assignee)):
+                    raise not_found(subtree_of, "subtree")
                 prefix = root.path
+            # A filtered page reads the log's end first: every event up to it is
+            # committed (commit order is seq order), so the page may skip to it.
+            last = uow.events.last_seq() if name is not None else None
             events = uow.events.since(seq, limit=limit, ticket_id=ticket_id,
-                                      path_prefix=prefix)
+                                      path_prefix=prefix, reader=name, until=last)
             if not events:  # found some: the cursor is within the log, no need to look
-                last = uow.events.last_seq()
+                if last is None:
+                    last = uow.events.last_seq()
                 if seq > last:
                     raise CursorAhead(
                         f"{field}={seq} is ahead of the log, which ends at {last}",
                         field=field, last_seq=last,
                     )
-            return events
+            if len(events) == limit or last is None:
+                return events, events[-1].seq if events else seq
+            return events, max(last, seq)
 
     def last_seq(self) -> int:
         with self._store.read() as uow:

@@ -67,6 +67,8 @@ class InboxQuery:
     sort: Sort = "newest"
     cursor: Cursor | None = None
     limit: int = 50
+    # Only tickets this name reads (``domain.visibility``); ``None``: all.
+    readable_by: str | None = None
 
     @property
     def statuses(self) -> tuple[Status, ...]:

@@ -24,6 +24,7 @@ from tickethub.domain.events import EventType, NewEvent
 from tickethub.domain.messages import Decision, Message, MessageDraft, MessageKind
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Answer, Ticket, TicketDraft, TicketQuery, normalize_labels
+from tickethub.domain.visibility import reader
 from tickethub.errors import (
     IdempotencyKeyReused,
     NotFound,
@@ -32,6 +33,7 @@ from tickethub.errors import (
 )
 from tickethub.services import answer_schema
 from tickethub.services.ports import Clock, Notifier, Store, UnitOfWork
+from tickethub.services.visibility import not_found, readable
 
 MAX_TREE_DEPTH = 32
 _OPTIMISTIC_RETRIES = 5
@@ -76,29 +78,37 @@ class TicketService:
         self._notifier = notifier
 
     # -- reads ---------------------------------------------------------------------------
+    # ``viewer``: the actor reading; a ticket it may not read (``domain.visibility``) is
+    # ``NotFound`` and is left out of lists. ``None`` (the hub's own loops): no filter.
 
-    def get(self, ticket_id: int) -> Ticket:
+    def get(self, ticket_id: int, viewer: Actor | None = None) -> Ticket:
         with self._store.read() as uow:
-            return self._load(uow, ticket_id)
+            return self._load(uow, ticket_id, viewer=viewer)
 
-    def list(self, query: TicketQuery) -> Page:
+    def list(self, query: TicketQuery, viewer: Actor | None = None) -> Page:
+        if viewer is not None:
+            query = replace(query, readable_by=reader(viewer))
         with self._store.read() as uow:
             rows = uow.tickets.list(replace(query, limit=query.limit + 1))
         more = len(rows) > query.limit
         items = rows[: query.limit]
         return Page(items, str(items[-1].id) if more and items else None)
 
-    def subtree(self, ticket_id: int, depth: int) -> builtins.list[Ticket]:
-        """The ticket and its descendants down to ``depth`` levels, parents before children."""
+    def subtree(self, ticket_id: int, depth: int, viewer: Actor | None = None
+                ) -> builtins.list[Ticket]:
+        """The ticket and its descendants down to ``depth`` levels, parents before
+        children; for a ``viewer`` only the descendants it reads."""
         if depth < 0 or depth > MAX_TREE_DEPTH:
             raise ValidationFailed(f"depth must be between 0 and {MAX_TREE_DEPTH}", field="depth")
         with self._store.read() as uow:
-            root = self._load(uow, ticket_id)
-            return [root, *uow.tickets.subtree(root, depth)]
+            root = self._load(uow, ticket_id, viewer=viewer)
+            name = reader(viewer) if viewer is not None else None
+            return [root, *uow.tickets.subtree(root, depth, name)]
 
-    def messages(self, ticket_id: int) -> builtins.list[Message]:
+    def messages(self, ticket_id: int, viewer: Actor | None = None
+                 ) -> builtins.list[Message]:
         with self._store.read() as uow:
-            self._load(uow, ticket_id)
+            self._load(uow, ticket_id, viewer=viewer)
             return uow.messages.for_ticket(ticket_id)
 
     # -- commands ------------------------------------------------------------------------
@@ -132,7 +142,7 @@ class TicketService:
                     return ticket, False
             if draft.parent_id is not None:
                 parent = uow.tickets.get(draft.parent_id)
-                if parent is None:
+                if parent is None or not readable(uow.tickets, actor, parent, parent.assignee):
                     raise NotFound(f"parent ticket {draft.parent_id} does not exist",
                                    field="parent_id")
                 if parent.path.count("/") - 1 >= MAX_TREE_DEPTH:
@@ -164,7 +174,7 @@ class TicketService:
             raise ValidationFailed("a message needs a body", field="body")
         now = self._clock.now()
         with self._store.write() as uow:
-            ticket = self._load(uow, ticket_id)
+            ticket = self._load(uow, ticket_id, viewer=actor)
             if external_id is not None:
                 existing = uow.messages.find_external(via, external_id)
                 if existing is not None:
@@ -367,10 +377,13 @@ class TicketService:
     # -- internals -----------------------------------------------------------------------
 
     @staticmethod
-    def _load(uow: UnitOfWork, ticket_id: int, for_update: bool = False) -> Ticket:
+    def _load(uow: UnitOfWork, ticket_id: int, for_update: bool = False,
+              viewer: Actor | None = None) -> Ticket:
+        """The ticket; ``NotFound`` when unknown or, with a ``viewer``, unreadable to it."""
         ticket = uow.tickets.get(ticket_id, for_update=for_update)
-        if ticket is None:
-            raise NotFound(f"ticket {ticket_id} does not exist", field="id")
+        if ticket is None or (viewer is not None
+                              and not readable(uow.tickets, viewer, ticket, ticket.assignee)):
+            raise not_found(ticket_id)
         return ticket
 
     @staticmethod
@@ -444,7 +457,7 @@ class TicketService:
         for _ in range(_OPTIMISTIC_RETRIES):
             now = self._clock.now()
             with self._store.write() as uow:
-                before = self._load(uow, ticket_id, for_update=True)
+                before = self._load(uow, ticket_id, for_update=True, viewer=actor)
                 if expected_version is not None and expected_version != before.version:
                     raise StaleVersion(expected_version, before.version)
                 after = apply(before, now)

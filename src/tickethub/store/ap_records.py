@@ -26,6 +26,7 @@ from tickethub.store.records import _message
 from tickethub.store.sql_store import SqlStore, SqlUnitOfWork
 from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
 from tickethub.store.ticket_repository import _row_to_ticket
+from tickethub.store.visibility import readable_by
 
 REPLY_KINDS = [MessageKind.COMMENT.value, MessageKind.ANSWER.value]
 
@@ -111,6 +112,9 @@ class SqlApRepository:
             where.append(ap_tasks.c.ticket_id.in_(
                 select(ticket_labels.c.ticket_id).where(
                     ticket_labels.c.label == filters.label.strip().lower())))
+        if filters.readable_by is not None:
+            where.append(ap_tasks.c.ticket_id.in_(
+                select(tickets.c.id).where(readable_by(filters.readable_by))))
         for name, value in filters.inputs:
             where.append(ap_tasks.c.ticket_id.in_(
                 select(ticket_refs.c.ticket_id).where(

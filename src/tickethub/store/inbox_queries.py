@@ -11,6 +11,7 @@ from tickethub.services.inbox import InboxQuery
 from tickethub.store.sql_store import SqlStore
 from tickethub.store.tables import messages, ticket_labels, tickets
 from tickethub.store.ticket_repository import _like, _row_to_ticket
+from tickethub.store.visibility import readable_by
 
 
 def _filtered(stmt: Select[Any], query: InboxQuery) -> Select[Any]:
@@ -31,6 +32,8 @@ def _filtered(stmt: Select[Any], query: InboxQuery) -> Select[Any]:
         stmt = stmt.where(tickets.c.id.in_(
             select(ticket_labels.c.ticket_id)
             .where(ticket_labels.c.label == query.label.strip().lower())))
+    if query.readable_by is not None:
+        stmt = stmt.where(readable_by(query.readable_by))
     if query.q:
         pattern = _like(query.q)
         stmt = stmt.where(or_(

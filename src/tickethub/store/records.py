@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +23,7 @@ from tickethub.store.tables import (
     tokens,
     webhooks,
 )
+from tickethub.store.visibility import event_readable_by
 
 # Any constant works: it names the one lock that orders event commits on PostgreSQL.
 _EVENT_LOCK_KEY = 0x7E1C4E7
@@ -102,8 +104,13 @@ class SqlEventLog:
                 for seq, e in zip(seqs, new, strict=True)]
 
     def since(self, seq: int, *, limit: int, ticket_id: int | None = None,
-              path_prefix: str | None = None) -> list[Event]:
+              path_prefix: str | None = None, reader: str | None = None,
+              until: int | None = None) -> list[Event]:
         stmt = select(events).where(events.c.seq > seq)
+        if until is not None:
+            stmt = stmt.where(events.c.seq <= until)
+        if reader is not None:
+            stmt = stmt.where(event_readable_by(reader))
         if ticket_id is not None:
             stmt = stmt.where(events.c.ticket_id == ticket_id)
         if path_prefix is not None:
@@ -113,6 +120,14 @@ class SqlEventLog:
 
     def last_seq(self) -> int:
         return int(self._c.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar())
+
+
+def _scopes(text: str | None) -> frozenset[str]:
+    return frozenset((text or "").split())
+
+
+def _scopes_text(scopes: frozenset[str]) -> str:
+    return " ".join(sorted(scopes))
 
 
 def _actor(row: Any) -> Actor:
@@ -135,20 +150,21 @@ class SqlActorRepository:
         return Actor(name=actor.name, role=actor.role, kind=actor.kind, id=actor_id)
 
     def add_token(self, actor: Actor, name: str, token_hash: str, prefix: str,
-                  at: datetime) -> TokenRecord:
+                  at: datetime, scopes: frozenset[str] = frozenset()) -> TokenRecord:
         token_id = self._c.execute(
             insert(tokens).values(actor_id=actor.id, name=name, token_hash=token_hash,
-                                  prefix=prefix, created_at=at)
+                                  prefix=prefix, created_at=at, scopes=_scopes_text(scopes))
         ).inserted_primary_key[0]
-        return TokenRecord(token_id, actor, name, prefix, at, None)
+        return TokenRecord(token_id, actor, name, prefix, at, None, scopes)
 
     def by_token_hash(self, token_hash: str) -> Actor | None:
+        """The token's actor, carrying the token's scopes."""
         row = self._c.execute(
-            select(actors)
+            select(actors, tokens.c.scopes)
             .join(tokens, tokens.c.actor_id == actors.c.id)
             .where(tokens.c.token_hash == token_hash, tokens.c.revoked_at.is_(None))
         ).first()
-        return _actor(row) if row else None
+        return replace(_actor(row), scopes=_scopes(row.scopes)) if row else None
 
     def tokens(self) -> list[TokenRecord]:
         rows = self._c.execute(
@@ -159,7 +175,7 @@ class SqlActorRepository:
         )
         return [
             TokenRecord(r.id, Actor(r.actor_name, Role(r.role), ActorKind(r.kind), r.aid),
-                        r.name, r.prefix, r.created_at, r.revoked_at)
+                        r.name, r.prefix, r.created_at, r.revoked_at, _scopes(r.scopes))
             for r in rows
         ]
 

@@ -137,6 +137,8 @@ tokens = Table(
     Column("prefix", String(16), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("revoked_at", UTCDateTime, nullable=True),
+    # What the token adds to its actor's role: scope names, space-separated.
+    Column("scopes", String(200), nullable=False, server_default=""),
 )
 
 deliveries = Table(

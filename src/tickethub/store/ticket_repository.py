@@ -25,6 +25,7 @@ from tickethub.domain.status import WAITING, Kind, Status
 from tickethub.domain.tickets import Answer, Ticket, TicketDraft, TicketQuery
 from tickethub.store.bulk import insert_rows, reserve_ids
 from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
+from tickethub.store.visibility import readable_by
 
 _WAITING_VALUES = [s.value for s in WAITING]
 # Statements built once: parameters go in at execute time, so SQLAlchemy's compiled
@@ -296,10 +297,13 @@ class SqlTicketRepository:
             )
         if query.after is not None:
             stmt = stmt.where(tickets.c.id < query.after)
+        if query.readable_by is not None:
+            stmt = stmt.where(readable_by(query.readable_by))
         stmt = stmt.order_by(tickets.c.id.desc()).limit(query.limit)
         return [_row_to_ticket(row) for row in self._c.execute(stmt)]
 
-    def subtree(self, root: Ticket, depth: int) -> list[Ticket]:
+    def subtree(self, root: Ticket, depth: int, reader: str | None = None
+                ) -> list[Ticket]:
         root_depth = root.path.count("/") - 2
         stmt = (
             select(tickets)
@@ -310,7 +314,15 @@ class SqlTicketRepository:
             )
             .order_by(tickets.c.depth, tickets.c.id)
         )
+        if reader is not None:
+            stmt = stmt.where(readable_by(reader))
         return [_row_to_ticket(row) for row in self._c.execute(stmt)]
+
+    def readable(self, ticket_id: int, name: str) -> bool:
+        """Whether ``name`` reads ticket ``ticket_id`` (``store.visibility``)."""
+        return self._c.execute(
+            select(tickets.c.id).where(tickets.c.id == ticket_id, readable_by(name))
+        ).first() is not None
 
     def overdue(self, now: datetime, limit: int) -> list[Ticket]:
         stmt = (

@@ -12,6 +12,7 @@ from starlette.datastructures import QueryParams
 from tickethub.api.deps import call
 from tickethub.domain.events import Event, EventType
 from tickethub.domain.status import Kind, Status
+from tickethub.domain.visibility import reader
 from tickethub.errors import NotFound, ValidationFailed
 from tickethub.services.inbox import SORTS, VIEWS, Cursor, InboxQuery
 from tickethub.web.live import sse, stream
@@ -28,8 +29,10 @@ def _text(params: QueryParams, name: str) -> str | None:
     return value[:200] or None
 
 
-def inbox_query(params: QueryParams, me: str) -> InboxQuery:
-    """Read the inbox filters from a query string; a bad value names its field."""
+def inbox_query(params: QueryParams, me: str, readable_by: str | None = None
+                ) -> InboxQuery:
+    """Read the inbox filters from a query string; a bad value names its field.
+    ``readable_by``: only what that name reads (``domain.visibility.reader``)."""
     view = params.get("view") or "team"
     if view not in VIEWS:
         raise ValidationFailed(f"view must be one of {', '.join(VIEWS)}", field="view")
@@ -52,7 +55,7 @@ def inbox_query(params: QueryParams, me: str) -> InboxQuery:
         kind=Kind(kind) if kind else None, label=_text(params, "label"),
         assignee=_text(params, "assignee"), agent=_text(params, "agent"),
         q=_text(params, "q"), sort=sort,
-        cursor=Cursor.decode(cursor, sort) if cursor else None,
+        cursor=Cursor.decode(cursor, sort) if cursor else None, readable_by=readable_by,
     )
 
 
@@ -66,10 +69,10 @@ async def inbox(request: Request, me: Me) -> Response:
     params = request.query_params
     error = None
     try:
-        query = inbox_query(params, me.name)
+        query = inbox_query(params, me.name, reader(me.actor))
         result = await call(hub.inbox.page, query)
     except ValidationFailed as exc:
-        error, query = exc, InboxQuery(me=me.name)
+        error, query = exc, InboxQuery(me=me.name, readable_by=reader(me.actor))
         result = await call(hub.inbox.page, query)
     filters = _filters(params)
     context = {
@@ -89,7 +92,7 @@ async def inbox_stream(request: Request, me: Me) -> Response:
     """``row`` events carry the HTML of a new matching ticket; ``status`` events the new
     status of any ticket that changed (the page updates the rows it shows)."""
     hub = request.app.state.hub
-    query = inbox_query(request.query_params, me.name)
+    query = inbox_query(request.query_params, me.name, reader(me.actor))
     since = request.query_params.get("since")
 
     async def render(events: list[Event]) -> list[str]:
@@ -98,8 +101,8 @@ async def inbox_stream(request: Request, me: Me) -> Response:
             if event.type is EventType.MESSAGE_POSTED:
                 continue
             try:
-                ticket = await call(hub.tickets.get, event.ticket_id)
-            except NotFound:
+                ticket = await call(hub.tickets.get, event.ticket_id, me.actor)
+            except NotFound:  # unknown, or not the viewer's to read
                 continue
             if event.type is EventType.TICKET_CREATED:
                 if query.matches(ticket):

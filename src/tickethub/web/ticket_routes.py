@@ -81,8 +81,8 @@ def _render(request: Request, me: Viewer, view: TicketView, *, status_code: int 
     return page(request, "ticket.html", context, status_code)
 
 
-async def _load(request: Request, ticket_id: int) -> TicketView:
-    return await call(load, request.app.state.hub, ticket_id)
+async def _load(request: Request, ticket_id: int, me: Viewer) -> TicketView:
+    return await call(load, request.app.state.hub, ticket_id, me.actor)
 
 
 def _not_found(request: Request, me: Viewer, ticket_id: int) -> Response:
@@ -94,7 +94,7 @@ def _not_found(request: Request, me: Viewer, ticket_id: int) -> Response:
 async def ticket_page(request: Request, ticket_id: int, me: Me,
                       done: str | None = None) -> Response:
     try:
-        view = await _load(request, ticket_id)
+        view = await _load(request, ticket_id, me)
     except NotFound:
         return _not_found(request, me, ticket_id)
     return _render(request, me, view, notice=_DONE.get(done or ""))
@@ -116,7 +116,7 @@ async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> 
     check_csrf(me, form.get("csrf"))
     posted = {key: str(form.get(key) or "") for key in ("text", "comment", "reason")}
     try:
-        ticket = await call(hub.tickets.get, ticket_id)
+        ticket = await call(hub.tickets.get, ticket_id, me.actor)
     except NotFound:
         return _not_found(request, me, ticket_id)
     fields: list[schema_form.Field] = []
@@ -155,7 +155,7 @@ async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> 
             else:
                 errors = {"text" if action == "answer" else "": exc.detail}
         except (StaleVersion, IllegalTransition):
-            view = await _load(request, ticket_id)
+            view = await _load(request, ticket_id, me)
             if not view.ticket.waiting:
                 notice = (f"Nothing was sent: this ticket was already "
                           f"{resolved_by(view.ticket)}.")
@@ -164,12 +164,12 @@ async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> 
             return _render(request, me, view, status_code=409, notice=notice, failed=action,
                            posted=posted, fields=fields)
         except Forbidden as exc:
-            view = await _load(request, ticket_id)
+            view = await _load(request, ticket_id, me)
             return _render(request, me, view, status_code=403, notice=exc.detail)
         else:
             done = {"answer": "answered", "approve": "approved", "deny": "denied"}[action]
             return RedirectResponse(f"/t/{ticket_id}?done={done}", status_code=303)
-    view = await _load(request, ticket_id)
+    view = await _load(request, ticket_id, me)
     return _render(request, me, view, status_code=422, failed=action, errors=errors,
                    posted=posted, fields=fields)
 
@@ -203,7 +203,7 @@ async def ticket_stream(request: Request, ticket_id: int, me: Me,
     """``change`` events: the ticket's new status and version, who resolved it, and the
     HTML of a new message when one was posted."""
     hub = request.app.state.hub
-    await call(hub.tickets.get, ticket_id)
+    await call(hub.tickets.get, ticket_id, me.actor)
 
     async def render(events: list[Event]) -> list[str]:
         ticket = await call(hub.tickets.get, ticket_id)

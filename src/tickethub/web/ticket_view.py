@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tickethub.domain.actors import Actor
 from tickethub.domain.events import Event
 from tickethub.domain.messages import Message
 from tickethub.domain.status import Kind
@@ -59,24 +60,26 @@ def _ancestor_ids(ticket: Ticket) -> list[int]:
     return [i for i in ids if i != ticket.id]
 
 
-def load(hub: HubRuntime, ticket_id: int) -> TicketView:
-    """The ticket page's data; raises ``NotFound`` for an unknown ticket."""
+def load(hub: HubRuntime, ticket_id: int, viewer: Actor | None = None) -> TicketView:
+    """The ticket page's data as ``viewer`` may read it (``domain.visibility``);
+    raises ``NotFound`` for an unknown or unreadable ticket. Ancestors and children it
+    may not read are left out."""
     last_seq = hub.events.last_seq()
-    ticket = hub.tickets.get(ticket_id)
+    ticket = hub.tickets.get(ticket_id, viewer)
     ancestors = []
     for ancestor_id in _ancestor_ids(ticket):
         try:
-            ancestors.append(hub.tickets.get(ancestor_id))
-        except NotFound:  # pragma: no cover - tickets are never deleted
+            ancestors.append(hub.tickets.get(ancestor_id, viewer))
+        except NotFound:  # above what the viewer reads
             continue
-    children = hub.tickets.list(TicketQuery(parent_id=ticket.id, limit=MAX_CHILDREN))
+    children = hub.tickets.list(TicketQuery(parent_id=ticket.id, limit=MAX_CHILDREN), viewer)
     return TicketView(
         ticket=ticket,
         ancestors=ancestors,
         children=list(reversed(children.items)),
         more_children=children.next_cursor is not None,
         messages=hub.tickets.messages(ticket.id),
-        events=hub.events.since(0, ticket_id=ticket.id, limit=MAX_AUDIT),
+        events=hub.events.since(0, ticket_id=ticket.id, limit=MAX_AUDIT, viewer=viewer),
         links=outside_links(ticket.refs),
         proposal=describe_proposal(ticket.proposal) if ticket.kind is Kind.APPROVAL else None,
         last_seq=last_seq,

@@ -49,7 +49,7 @@ def build_tree(tickets: list[Ticket]) -> Node:
 async def tree(request: Request, ticket_id: int, me: Me) -> Response:
     hub = request.app.state.hub
     try:
-        tickets = await call(hub.tickets.subtree, ticket_id, MAX_TREE_DEPTH)
+        tickets = await call(hub.tickets.subtree, ticket_id, MAX_TREE_DEPTH, me.actor)
     except NotFound:
         return page(request, "error.html", {"viewer": me, "title": "Not found",
                                             "message": f"There is no ticket {ticket_id}."}, 404)

@@ -30,13 +30,15 @@ router = APIRouter(route_class=AgentProtocolRoute, tags=["agent"])
 async def list_artifacts(task_id: str, svc: Services, me: Me,
                          current_page: Page = 1, page_size: PageSize = 10) -> JSONResponse:
     records, total = await call(svc.artifacts.page, task_id, (current_page - 1) * page_size,
-                                page_size)
+                                page_size, me)
     return JSONResponse({"artifacts": [artifact_out(a) for a in records],
                          "pagination": pagination(total, current_page, page_size)})
 
 
 @router.post("/agent/tasks/{task_id}/artifacts", operation_id=UPLOAD_OPERATION,
-             response_model=Artifact, responses={**NOT_FOUND, **INVALID, 413: {
+             response_model=Artifact, responses={**NOT_FOUND, **INVALID, 403: {
+                 "description": "The task is readable but not yours: only its creator, a "
+                 "responder or the in-hub worker add artifacts."}, 413: {
                  "description": "The file is over ap_max_artifact_bytes."}},
              summary="Upload an artifact for the specified task.")
 async def upload_artifact(
@@ -47,8 +49,9 @@ async def upload_artifact(
         "inside the task's folder.")] = None,
 ) -> JSONResponse:
     """Stored durably under the data directory. From the task's creator the artifact is
-    the client's (``agent_created: false``); from anyone else (the responder, an agent
-    worker) it is the agent's and shows in the task's newest step."""
+    the client's (``agent_created: false``); from a responder, an admin or the in-hub
+    worker it is the agent's and shows in the task's newest step. Anyone else: 404 for a
+    task it may not read, 403 for one it reads but did not create."""
     if file is None:
         raise ValidationFailed("the form needs a 'file' part", field="file")
     try:
@@ -66,7 +69,7 @@ async def upload_artifact(
             summary="Download a specified artifact.")
 async def download_artifact(task_id: str, artifact_id: str, svc: Services, me: Me
                             ) -> StreamingResponse:
-    record = await call(svc.artifacts.get, task_id, artifact_id)
+    record = await call(svc.artifacts.get, task_id, artifact_id, me)
     source = await call(svc.artifacts.open, record)
     quoted = record.file_name.replace("\\", "_").replace('"', "_")
     headers = {"Content-Length": str(record.size),

@@ -101,7 +101,7 @@ async def list_tasks(
     )
     filters = TaskFilter(status=tuple(status or ()), label=label, inputs=inputs)
     views, total = await call(svc.tasks.page, filters, (current_page - 1) * page_size,
-                              page_size, with_steps=_with_steps(include))
+                              page_size, with_steps=_with_steps(include), viewer=me)
     tasks = [task_out(v, waiting_for_human(hub, v.ticket.id)) for v in views]
     return JSONResponse({"tasks": tasks,
                          "pagination": pagination(total, current_page, page_size)})
@@ -114,7 +114,7 @@ async def get_task(task_id: str, hub: Hub, svc: Services, me: Me,
                    include: Annotated[str | None, Query(
                        description="Extension: 'steps' adds the task's steps.")] = None,
                    ) -> JSONResponse:
-    view = await call(svc.tasks.get, task_id, with_steps=_with_steps(include))
+    view = await call(svc.tasks.get, task_id, with_steps=_with_steps(include), viewer=me)
     return JSONResponse(task_out(view, waiting_for_human(hub, view.ticket.id)))
 
 
@@ -123,7 +123,7 @@ async def get_task(task_id: str, hub: Hub, svc: Services, me: Me,
             summary="List all steps for the specified task.")
 async def list_steps(task_id: str, hub: Hub, svc: Services, me: Me,
                      current_page: Page = 1, page_size: PageSize = 10) -> JSONResponse:
-    ticket, steps = await call(svc.tasks.steps, task_id)
+    ticket, steps = await call(svc.tasks.steps, task_id, me)
     start = (current_page - 1) * page_size
     waiting = waiting_for_human(hub, ticket.id)
     return JSONResponse({
@@ -207,7 +207,7 @@ async def stream_steps(task_id: str, hub: Hub, svc: Services, me: Me) -> Streami
     """Sends every step now (``event: step``, data = the Step), then each step again
     whenever it changes (new, completed, is_last). Ends after the task's ticket is
     resolved and its last step was sent; sends keep-alive comments meanwhile."""
-    ticket, _ = await call(svc.tasks.steps, task_id)  # 404 before the stream starts
+    ticket, _ = await call(svc.tasks.steps, task_id, me)  # 404 before the stream starts
     keepalive = hub.settings.sse_keepalive_seconds
 
     async def body() -> AsyncIterator[str]:
@@ -240,5 +240,5 @@ async def stream_steps(task_id: str, hub: Hub, svc: Services, me: Me) -> Streami
             summary="Get details about a specified task step.")
 async def get_step(task_id: str, step_id: str, hub: Hub, svc: Services, me: Me
                    ) -> JSONResponse:
-    ticket, view = await call(svc.tasks.step, task_id, step_id)
+    ticket, view = await call(svc.tasks.step, task_id, step_id, me)
     return JSONResponse(step_out(view, waiting_for_human(hub, ticket.id)))

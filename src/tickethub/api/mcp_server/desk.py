@@ -16,7 +16,7 @@ from tickethub.api.deps import call
 from tickethub.api.schemas import MessageOut, TicketOut
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import WAITING, Kind
-from tickethub.domain.tickets import TicketDraft, TicketQuery
+from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
 from tickethub.server.runtime import HubRuntime
 from tickethub.services.waiting import wait_resolved
 
@@ -53,6 +53,10 @@ class LocalDesk:
         self._hub = hub
         self._actor = actor
 
+    def _read(self, ticket_id: int) -> Ticket:
+        """The ticket as this desk's agent may read it (else ``NotFound``)."""
+        return self._hub.tickets.get(ticket_id, self._actor)
+
     def _out(self, ticket: Any) -> JSON:
         return TicketOut.of(ticket, self._hub.settings.effective_public_url).model_dump(
             mode="json")
@@ -70,13 +74,13 @@ class LocalDesk:
         return self._out(ticket)
 
     async def wait(self, ticket_id: int, timeout: float) -> JSON:
-        ticket = await wait_resolved(self._hub.tickets.get, self._hub.bus, ticket_id, timeout)
+        ticket = await wait_resolved(self._read, self._hub.bus, ticket_id, timeout)
         return self._out(ticket)
 
     async def mine(self, waiting_only: bool, limit: int) -> list[JSON]:
         query = TicketQuery(created_by=self._actor.name,
                             status=tuple(WAITING) if waiting_only else (), limit=limit)
-        page = await call(self._hub.tickets.list, query)
+        page = await call(self._hub.tickets.list, query, self._actor)
         return [self._out(t) for t in page.items]
 
     async def post(self, ticket_id: int, text: str) -> JSON:

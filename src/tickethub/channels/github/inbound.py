@@ -34,6 +34,7 @@ from tickethub.channels.github.permissions import PermissionCache
 from tickethub.domain.actors import SYSTEM, Actor, ActorKind, Role
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, normalize_labels
+from tickethub.domain.visibility import READ_ALL
 from tickethub.errors import TickethubError
 from tickethub.services.github_sync import CommentRecord, GithubSyncService, IssueLink
 from tickethub.services.ports import Clock
@@ -45,9 +46,10 @@ _ISSUE_URL = re.compile(r"/issues/(\d+)$")
 
 
 def person(login: str, trusted: bool) -> Actor:
-    """The hub actor behind a GitHub login; only a trusted one may steer."""
+    """The hub actor behind a GitHub login; only a trusted one may steer. It reads the
+    ticket its comment is on: the channel matched the comment to it."""
     return Actor(f"github:{login}", Role.RESPONDER if trusted else Role.AGENT,
-                 ActorKind.PERSON)
+                 ActorKind.PERSON, scopes=frozenset({READ_ALL}))
 
 
 def issue_number_of(comment: dict[str, Any]) -> int | None:
