@@ -1,4 +1,4 @@
-"""Migration ``0008_message_decisions`` on SQLite and PostgreSQL: it adds
+"""Migration ``0009_message_decisions`` on SQLite and PostgreSQL: it adds
 ``messages.decision`` to a database holding messages (older rows keep ``NULL``), it
 steps back down cleanly, and afterwards the schema is exactly what ``tables.py``
 declares for the column."""
@@ -16,7 +16,7 @@ from tickethub.store.engine import make_engine
 from tickethub.store.migrate import alembic_config, upgrade
 from tickethub.store.tables import metadata
 
-BEFORE = "0007_deadline_indexes"
+BEFORE = "0008_token_scopes"
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
 
 

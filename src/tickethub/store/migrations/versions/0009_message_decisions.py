@@ -5,16 +5,16 @@ new nullable column says which decision it records (``answered``, ``approved``,
 ``edited``, ``denied``), so a reopened ticket still shows every earlier outcome. Older
 rows keep ``NULL``: they were written before decisions were recorded.
 
-Revision ID: 0008_message_decisions
-Revises: 0007_deadline_indexes
+Revision ID: 0009_message_decisions
+Revises: 0008_token_scopes
 Create Date: 2026-11-23
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0008_message_decisions"
-down_revision = "0007_deadline_indexes"
+revision = "0009_message_decisions"
+down_revision = "0008_token_scopes"
 branch_labels = None
 depends_on = None
 
