@@ -21,6 +21,7 @@ from tickethub.channels.webhook import WebhookChannel
 from tickethub.channels.worker import DeliveryWorker
 from tickethub.server.deadline_loop import DeadlineLoop
 from tickethub.server.system import SystemClock, TokenGenerator
+from tickethub.services.answer_schema import SchemaChecker, SchemaLimits
 from tickethub.services.auth import AuthService
 from tickethub.services.deadlines import DeadlineService
 from tickethub.services.deliveries import DeliveryService
@@ -58,7 +59,10 @@ class HubRuntime:
         upgrade(self.engine)
         self.store = SqlStore(self.engine)
         self.bus = self._make_bus()
-        self.tickets = TicketService(self.store, self.clock, self.bus)
+        self.tickets = TicketService(self.store, self.clock, self.bus, SchemaChecker(
+            SchemaLimits(settings.schema_max_bytes, settings.schema_max_depth,
+                         settings.schema_max_subschemas, settings.schema_max_steps,
+                         settings.schema_value_max_bytes, settings.schema_value_max_depth)))
         self.events = EventService(self.store)
         self.auth = AuthService(self.store, self.clock, self.secrets,
                                 cache_seconds=settings.auth_cache_seconds)

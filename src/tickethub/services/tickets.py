@@ -30,10 +30,11 @@ from tickethub.errors import (
     StaleVersion,
     ValidationFailed,
 )
-from tickethub.services import answer_schema
+from tickethub.services.answer_schema import SchemaChecker
 from tickethub.services.ports import Clock, Notifier, Store, UnitOfWork
 
 MAX_TREE_DEPTH = 32
+JSONSchema = dict[str, Any] | None
 _OPTIMISTIC_RETRIES = 5
 
 # Which targets the generic transition call may reach; answers go through their own calls.
@@ -56,10 +57,12 @@ def _request_hash(draft: TicketDraft) -> str:
 class TicketService:
     """The ticket use cases. Thread-safe: every call opens its own transaction."""
 
-    def __init__(self, store: Store, clock: Clock, notifier: Notifier) -> None:
+    def __init__(self, store: Store, clock: Clock, notifier: Notifier,
+                 schemas: SchemaChecker | None = None) -> None:
         self._store = store
         self._clock = clock
         self._notifier = notifier
+        self._schemas = schemas or SchemaChecker()
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -178,10 +181,11 @@ class TicketService:
         require_responder(actor, "answering")
         if (text is None or not text.strip()) and data is None:
             raise ValidationFailed("an answer needs text or data", field="text")
+        checked = self._prechecked(ticket_id, data, "data")
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
             if data is not None:
-                answer_schema.validate(data, ticket.response_schema, "data")
+                self._recheck(checked, data, ticket, "data")
             else:
                 self._require_no_schema(ticket)
             moved = ticket.moved_to(Status.ANSWERED, now)
@@ -201,12 +205,13 @@ class TicketService:
     ) -> Ticket:
         """Approve an approval, optionally with an edited proposal that must match its schema."""
         require_responder(actor, "approving")
+        checked = self._prechecked(ticket_id, edited, "edited")
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
             require_not_own_approval(actor, ticket.created_by)
             moved = ticket.moved_to(Status.APPROVED, now)
             if edited is not None:
-                answer_schema.validate(edited, ticket.response_schema, "edited")
+                self._recheck(checked, edited, ticket, "edited")
             decided = edited if edited is not None else ticket.proposal
             return replace(moved, answer=Answer(comment, decided, actor.name, via, now))
 
@@ -352,14 +357,27 @@ class TicketService:
                 "this ticket has a response_schema, so its answer needs 'data'", field="data"
             )
 
-    @staticmethod
-    def _checked_draft(draft: TicketDraft) -> TicketDraft:
+    def _prechecked(self, ticket_id: int, value: Any, field: str) -> JSONSchema:
+        """Check ``value`` against the ticket's schema before the write transaction, so
+        no check ever runs while the write lock is held; the schema it was checked
+        against (a ticket's schema never changes, so the write need not check again)."""
+        if value is None:
+            return None
+        schema = self.get(ticket_id).response_schema
+        self._schemas.validate(value, schema, field)
+        return schema
+
+    def _recheck(self, checked: JSONSchema, value: Any, ticket: Ticket, field: str) -> None:
+        if ticket.response_schema != checked:  # only if a schema could ever change
+            self._schemas.validate(value, ticket.response_schema, field)
+
+    def _checked_draft(self, draft: TicketDraft) -> TicketDraft:
         if not draft.title.strip():
             raise ValidationFailed("a ticket needs a title", field="title")
         if draft.response_schema is not None:
-            answer_schema.check_schema(draft.response_schema)
+            self._schemas.check_schema(draft.response_schema)
         if draft.kind is Kind.APPROVAL and draft.proposal is not None:
-            answer_schema.validate(draft.proposal, draft.response_schema, "proposal")
+            self._schemas.validate(draft.proposal, draft.response_schema, "proposal")
         return replace(draft, title=draft.title.strip(), labels=normalize_labels(draft.labels))
 
     def _resolve(
