@@ -20,7 +20,15 @@ from tickethub.domain.actors import Actor
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
 from tickethub.errors import IdempotencyKeyReused, IllegalTransition
-from tickethub.llm.port import Completion, Message, Tool, ToolCall, Usage, estimate_tokens
+from tickethub.llm.port import (
+    Completion,
+    Message,
+    Tool,
+    ToolCall,
+    Usage,
+    estimate_tokens,
+    tool_schema,
+)
 from tickethub.services import openai_rendering as render
 from tickethub.services.tickets import TicketService
 
@@ -142,7 +150,18 @@ class OpenAIConversations:
         except IllegalTransition:  # a concurrent request of this turn reopened it first
             return self._tickets.get(ticket.id)
 
+    def _check_schemas(self, tools: Sequence[Tool], response_format: Any = None) -> None:
+        """Check each caller schema on its own, so a refusal names the request's field
+        (``tools.0.function.parameters...``), not a place in the ticket's combined schema."""
+        for n, tool in enumerate(tools):
+            self._tickets.check_schema(tool_schema(tool), f"tools.{n}.function.parameters")
+        fmt = response_format or {}
+        schema = (fmt.get("json_schema") or {}).get("schema")
+        if fmt.get("type") == "json_schema" and isinstance(schema, dict):
+            self._tickets.check_schema(schema, "response_format.json_schema.schema")
+
     def _open(self, actor: Actor, turn: HumanTurn, key: str) -> Ticket:
+        self._check_schemas(turn.tools, turn.response_format)
         body = render.render_messages(turn.messages)
         tools = render.render_tools(turn.tools)
         draft = TicketDraft(
@@ -194,6 +213,7 @@ class OpenAIConversations:
         calls: Sequence[ToolCall], tools: Sequence[Tool],
     ) -> Ticket:
         """An approval ticket showing ``calls`` the upstream model wants to make."""
+        self._check_schemas(tools)
         names = ", ".join(dict.fromkeys(c.name for c in calls))
         context = render.render_messages(new_turns(messages)[-3:])
         draft = TicketDraft(

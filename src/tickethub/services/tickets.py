@@ -90,6 +90,11 @@ class TicketService:
             self._load(uow, ticket_id)
             return uow.messages.for_ticket(ticket_id)
 
+    def check_schema(self, schema: Any, field: str) -> None:
+        """Check a caller's JSON Schema as ``ask`` will, naming ``field`` on failure (for
+        doors that build a ticket's schema out of several caller schemas)."""
+        self._schemas.check_schema(schema, field)
+
     # -- commands ------------------------------------------------------------------------
 
     def ask(
