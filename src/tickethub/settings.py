@@ -80,6 +80,10 @@ class Settings(BaseSettings):
                                         "against a schema, as compact JSON.")
     schema_value_max_depth: int = Field(64, ge=4, le=512, description="Deepest nesting of "
                                         "a value checked against a schema.")
+    schema_check_workers: int = Field(1, ge=0, le=64, description="Processes that run the "
+                                      "costly schema checks (big schemas, values needing "
+                                      "many steps) outside the hub's process, so they never "
+                                      "slow other requests; 0: run them in the hub.")
 
     # -- OpenAI-compatible gateway (/v1) and MCP server (/mcp, `tickethub mcp`) ------------
     openai_default_mode: str = Field("block", pattern="^(block|handoff)$", description="How "

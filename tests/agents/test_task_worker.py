@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
+from bench.bait_server import BaitServer
 
 from tests.agents import handlers
-from tests.bait_server import BaitServer
 from tests.conftest import make_token
 from tickethub.agents.task_worker import load_handler
 from tickethub.api.app import create_app

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from tests.bait_server import BaitServer
+from bench.bait_server import BaitServer
+
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import TicketDraft
 
@@ -120,3 +121,28 @@ async def test_answers_are_checked_before_the_write_transaction(
                                  json={"edited": {"n": 3}}, headers=responder)
     assert answered.status_code == 200 and approved.status_code == 200
     assert checked_while_writing == [False, False]
+
+
+async def test_costly_checks_run_in_a_worker_process_with_the_same_outcome(
+        client, runtime, agent, responder):
+    fan_out = {"$defs": {"t": {"properties": {"a": {"allOf": [{"$ref": "#/$defs/t"}] * 2}}}},
+               "$ref": "#/$defs/t"}
+    value: dict = {}
+    for _ in range(40):
+        value = {"a": value}
+    ticket = (await ask(client, agent, response_schema=fan_out)).json()
+    costly = await client.post(f"/api/v1/tickets/{ticket['id']}/answer",
+                               json={"data": value}, headers=responder)
+    assert costly.status_code == 422 and costly.json()["field"] == "data"
+    assert "steps" in costly.json()["detail"]
+    many = {"type": "array", "items": {"type": "object", "required": ["n"],
+                                       "properties": {"n": {"type": "integer"}}}}
+    ticket = (await ask(client, agent, response_schema=many)).json()
+    bad = await client.post(f"/api/v1/tickets/{ticket['id']}/answer",
+                            json={"data": [{"n": n} for n in range(2_000)] + [{"n": "x"}]},
+                            headers=responder)
+    assert bad.status_code == 422 and bad.json()["field"] == "data.2000.n"
+    good = await client.post(f"/api/v1/tickets/{ticket['id']}/answer",
+                             json={"data": [{"n": n} for n in range(2_000)]}, headers=responder)
+    assert good.status_code == 200
+    assert runtime.schema_workers is not None and runtime.schema_workers._pool is not None

@@ -4,9 +4,9 @@ is refused naming the parameter, and nothing is fetched."""
 from __future__ import annotations
 
 import httpx
+from bench.bait_server import BaitServer
 from live import Hub
 
-from tests.bait_server import BaitServer
 from tests.mcp.test_mcp import over_http
 
 

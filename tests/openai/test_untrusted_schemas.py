@@ -8,11 +8,11 @@ import asyncio
 import json
 
 import pytest
+from bench.bait_server import BaitServer
 from helpers import next_ticket, respond
 from live import Hub
 
 import openai
-from tests.bait_server import BaitServer
 
 ASK = [{"role": "user", "content": "What should I wear in Paris?"}]
 

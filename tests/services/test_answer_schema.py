@@ -6,8 +6,8 @@ from __future__ import annotations
 import jsonschema._keywords
 import jsonschema._utils
 import pytest
+from bench.bait_server import BaitServer
 
-from tests.bait_server import BaitServer
 from tickethub.errors import ValidationFailed
 from tickethub.services import schema_regex
 from tickethub.services.answer_schema import SchemaChecker, SchemaLimits

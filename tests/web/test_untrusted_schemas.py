@@ -9,8 +9,8 @@ import html
 import httpx
 import jsonschema._keywords
 import jsonschema._utils
+from bench.bait_server import BaitServer
 
-from tests.bait_server import BaitServer
 from tests.web.conftest import Browser, ask
 from tests.web.test_ticket_page import api_ticket, field_error
 from tickethub.domain.status import Kind

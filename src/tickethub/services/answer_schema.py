@@ -24,7 +24,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from jsonschema.exceptions import best_match
 from referencing.jsonschema import specification_with
@@ -48,12 +48,34 @@ class SchemaLimits:
     max_value_depth: int = 64
 
 
+# A failed check as plain data, so it crosses a process boundary: (detail, field, errors).
+Failure = tuple[str, str | None, list[dict[str, Any]] | None]
+
+
+class Offload(Protocol):
+    """Runs :func:`check_elsewhere` somewhere that does not hold this process's GIL (a
+    worker process), and returns its result."""
+
+    def __call__(self, limits: SchemaLimits, schema: dict[str, Any], instance: Any,
+                 field: str, is_value: bool) -> Failure | None: ...
+
+
+# Checks cheaper than this run in the calling thread; costlier ones go to the offload:
+# those needing more keyword checks, and schemas or values bigger than this as JSON.
+INLINE_STEPS = 2_000
+INLINE_BYTES = 32_768
+
+
 class SchemaChecker:
     """Checks caller schemas and values against them. Thread-safe; blocking (CPU only:
-    call it from a worker thread, before any write transaction)."""
+    call it from a worker thread, before any write transaction). With an ``offload``,
+    the costly checks (a schema or value over ``INLINE_BYTES``, a value that needs more
+    than ``INLINE_STEPS`` keyword checks) run there, never holding this process's GIL."""
 
-    def __init__(self, limits: SchemaLimits | None = None) -> None:
+    def __init__(self, limits: SchemaLimits | None = None, offload: Offload | None = None
+                 ) -> None:
         self.limits = limits or SchemaLimits()
+        self._offload = offload
         self._validators: OrderedDict[bytes, Any] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -69,13 +91,20 @@ class SchemaChecker:
         if schema is None:
             return
         validator = self._validator(schema, "response_schema")
-        self._check_size(instance, field, self.limits.max_value_bytes,
-                         self.limits.max_value_depth, "value")
+        encoded = self._check_size(instance, field, self.limits.max_value_bytes,
+                                   self.limits.max_value_depth, "value")
+        if self._offload is not None and len(encoded) > INLINE_BYTES:
+            _raise(self._offload(self.limits, schema, instance, field, True))
+            return
+        steps = INLINE_STEPS if self._offload is not None else self.limits.max_steps
         try:
-            with schema_keywords.budget(self.limits.max_steps):
+            with schema_keywords.budget(steps):
                 errors = sorted(validator.iter_errors(instance),
                                 key=lambda e: [str(p) for p in e.absolute_path])
         except (schema_keywords.OverBudget, RecursionError):
+            if self._offload is not None:
+                _raise(self._offload(self.limits, schema, instance, field, True))
+                return
             raise ValidationFailed(
                 f"checking {field} against this ticket's response_schema takes more than "
                 f"{self.limits.max_steps} steps; the schema is too costly for this value",
@@ -105,7 +134,11 @@ class SchemaChecker:
             if found is not None:
                 self._validators.move_to_end(key)
                 return found
-        validator = self._compile(schema, field)
+        if self._offload is not None and len(encoded) > INLINE_BYTES:
+            _raise(self._offload(self.limits, schema, None, field, False))
+            validator = self._build(schema)  # checked elsewhere: only build it here
+        else:
+            validator = self._compile(schema, field)
         with self._lock:
             self._validators[key] = validator
             if len(self._validators) > _CACHE_SIZE:
@@ -133,8 +166,14 @@ class SchemaChecker:
             # out which properties were evaluated; refuse the combination instead.
             raise ValidationFailed("patternProperties cannot be combined with "
                                    "unevaluatedProperties", field=f"{field}.patternProperties")
-        return cls(schema, registry=schema_walk.OFFLINE,
-                   format_checker=schema_keywords.FORMATS)
+        return self._build(schema)
+
+    @staticmethod
+    def _build(schema: dict[str, Any]) -> Any:
+        dialect = schema_keywords.dialect_of(schema)
+        assert dialect is not None  # checked before
+        cls = schema_keywords.validator_class(dialect)
+        return cls(schema, registry=schema_walk.OFFLINE, format_checker=schema_keywords.FORMATS)
 
     @staticmethod
     def _check_size(value: Any, field: str, max_bytes: int, max_depth: int, what: str
@@ -148,3 +187,27 @@ class SchemaChecker:
             raise ValidationFailed(f"the {what} is larger than {max_bytes} bytes as JSON",
                                    field=field)
         return encoded
+
+
+def _raise(failure: Failure | None) -> None:
+    if failure is not None:
+        detail, field, errors = failure
+        raise ValidationFailed(detail, field=field, errors=errors)
+
+
+_elsewhere: dict[SchemaLimits, SchemaChecker] = {}
+
+
+def check_elsewhere(limits: SchemaLimits, schema: dict[str, Any], instance: Any, field: str,
+                    is_value: bool) -> Failure | None:
+    """What an :class:`Offload` runs (in a worker process): check ``instance`` against
+    ``schema`` (``is_value``) or ``schema`` itself; the failure as plain data, or None."""
+    checker = _elsewhere.setdefault(limits, SchemaChecker(limits))
+    try:
+        if is_value:
+            checker.validate(instance, schema, field)
+        else:
+            checker.check_schema(schema, field)
+    except ValidationFailed as exc:
+        return exc.detail, exc.field, exc.extra.get("errors")
+    return None

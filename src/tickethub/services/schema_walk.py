@@ -162,6 +162,20 @@ def _check_expansion(root: int, in_place: dict[int, list[int]], paths: dict[int,
 
 def deeper_than(value: Any, limit: int) -> Path | None:
     """The path to a place in ``value`` nested deeper than ``limit``, or ``None``."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return _path_below(value, limit)
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return None
+
+
+def _path_below(value: Any, limit: int) -> Path:
+    """The path to the first place nested deeper than ``limit`` (there is one)."""
     stack: list[tuple[Any, Path]] = [(value, ())]
     while stack:
         item, path = stack.pop()
@@ -171,4 +185,4 @@ def deeper_than(value: Any, limit: int) -> Path | None:
             stack.extend((v, (*path, str(k))) for k, v in item.items())
         elif isinstance(item, list):
             stack.extend((v, (*path, str(i))) for i, v in enumerate(item))
-    return None
+    raise AssertionError("nothing is nested that deep")

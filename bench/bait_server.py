@@ -1,5 +1,5 @@
-"""A loopback HTTP server that serves a JSON Schema and records every request, so a test
-can prove the hub fetched nothing a caller's ``$ref`` pointed at."""
+"""A loopback HTTP server that serves a JSON Schema and records every request, so a test or
+a bench can prove the hub fetched nothing a caller's ``$ref`` pointed at."""
 
 from __future__ import annotations
 
