@@ -202,7 +202,9 @@ def check_elsewhere(limits: SchemaLimits, schema: dict[str, Any], instance: Any,
                     is_value: bool) -> Failure | None:
     """What an :class:`Offload` runs (in a worker process): check ``instance`` against
     ``schema`` (``is_value``) or ``schema`` itself; the failure as plain data, or None."""
-    checker = _elsewhere.setdefault(limits, SchemaChecker(limits))
+    checker = _elsewhere.get(limits)
+    if checker is None:
+        checker = _elsewhere[limits] = SchemaChecker(limits)
     try:
         if is_value:
             checker.validate(instance, schema, field)
