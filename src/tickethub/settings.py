@@ -64,6 +64,27 @@ class Settings(BaseSettings):
                      "processes on one database); auto picks postgres on PostgreSQL.")
     log_level: str = Field("info", description="debug, info, warning or error.")
 
+    # -- JSON Schemas callers supply (response_schema, tool parameters; docs/api.md) -------
+    schema_max_bytes: int = Field(262_144, ge=1024, description="Largest JSON Schema a "
+                                  "caller may give (as compact JSON); larger: 422.")
+    schema_max_depth: int = Field(64, ge=4, le=512, description="Deepest nesting of "
+                                  "objects and arrays in a caller's JSON Schema.")
+    schema_max_subschemas: int = Field(10_000, ge=10, description="Most subschemas in a "
+                                       "caller's JSON Schema, and most subschemas its "
+                                       "references may apply to one value.")
+    schema_max_steps: int = Field(50_000, ge=100, description="Most keyword checks one "
+                                  "validation against a caller's schema may make; a value "
+                                  "that needs more gets 422 instead of hogging the hub.")
+    schema_value_max_bytes: int = Field(1_048_576, ge=1024, description="Largest value "
+                                        "(answer data, proposal, edited approval) checked "
+                                        "against a schema, as compact JSON.")
+    schema_value_max_depth: int = Field(64, ge=4, le=512, description="Deepest nesting of "
+                                        "a value checked against a schema.")
+    schema_check_workers: int = Field(1, ge=0, le=64, description="Processes that run the "
+                                      "costly schema checks (big schemas, values needing "
+                                      "many steps) outside the hub's process, so they never "
+                                      "slow other requests; 0: run them in the hub.")
+
     # -- OpenAI-compatible gateway (/v1) and MCP server (/mcp, `tickethub mcp`) ------------
     openai_default_mode: str = Field("block", pattern="^(block|handoff)$", description="How "
                                      "a request to model `human` waits when it sends no "

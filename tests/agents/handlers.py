@@ -38,6 +38,10 @@ async def handle(step: HostedTaskStep) -> str | Reply | None:
         answered = await step.ask("Which color?", "for the painting", timeout=30)
         color = answered.answer.text if answered.answer else None
         return f"color is {color} ({answered.status.value})"
+    if step.input == "ask with schema":  # the AP client's own schema for a person's answer
+        extra = step.additional_input or {}
+        answered = await step.ask("Pick one", response_schema=extra.get("schema"), timeout=30)
+        return f"picked {answered.answer.data if answered.answer else None}"
     if step.input == "overlap":
         return await _overlap()
     return (f"echo: {step.input} (task: {step.task_input}, extra: {step.additional_input}, "

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from bench.bait_server import BaitServer
 
 from tests.agents import handlers
 from tests.conftest import make_token
@@ -381,3 +382,16 @@ async def test_a_hub_with_a_bad_ap_worker_fails_to_start(settings: Settings) -> 
                 pass
     finally:
         hub.close()
+
+
+async def test_a_schema_from_an_ap_client_with_a_remote_ref_is_refused_unfetched(client):
+    """A step's ``additional_input`` carries a schema the handler asks a person with: a
+    remote ``$ref`` in it is the client's 422 naming the place, and nothing is fetched."""
+    task = await _task(client, input="pick")
+    with BaitServer() as bait:
+        schema = {"type": "object", "properties": {"x": {"$ref": bait.url()}}}
+        response = await client.post(f"{AP}/{task['task_id']}/steps", json={
+            "input": "ask with schema", "additional_input": {"schema": schema}})
+        assert response.status_code == 422, response.text
+        assert response.json()["field"] == "response_schema.properties.x.$ref"
+    assert bait.requests == []

@@ -20,7 +20,9 @@ from tickethub.channels.base import Channel
 from tickethub.channels.webhook import WebhookChannel
 from tickethub.channels.worker import DeliveryWorker
 from tickethub.server.deadline_loop import DeadlineLoop
+from tickethub.server.schema_workers import schema_checker
 from tickethub.server.system import SystemClock, TokenGenerator
+from tickethub.services.answer_schema import SchemaLimits
 from tickethub.services.auth import AuthService
 from tickethub.services.deadlines import DeadlineService
 from tickethub.services.deliveries import DeliveryService
@@ -58,7 +60,12 @@ class HubRuntime:
         upgrade(self.engine)
         self.store = SqlStore(self.engine)
         self.bus = self._make_bus()
-        self.tickets = TicketService(self.store, self.clock, self.bus)
+        self.schemas, self.schema_workers = schema_checker(SchemaLimits(
+            settings.schema_max_bytes, settings.schema_max_depth,
+            settings.schema_max_subschemas, settings.schema_max_steps,
+            settings.schema_value_max_bytes, settings.schema_value_max_depth),
+            settings.schema_check_workers)
+        self.tickets = TicketService(self.store, self.clock, self.bus, self.schemas)
         self.events = EventService(self.store)
         self.auth = AuthService(self.store, self.clock, self.secrets,
                                 cache_seconds=settings.auth_cache_seconds)
@@ -157,4 +164,6 @@ class HubRuntime:
             await self.http.aclose()
 
     def close(self) -> None:
+        if self.schema_workers is not None:
+            self.schema_workers.close()
         self.engine.dispose()

@@ -19,10 +19,17 @@ from typing import Any
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
-from tickethub.errors import IdempotencyKeyReused, IllegalTransition, ValidationFailed
-from tickethub.llm.port import Completion, Message, Tool, ToolCall, Usage, estimate_tokens
+from tickethub.errors import IdempotencyKeyReused, IllegalTransition
+from tickethub.llm.port import (
+    Completion,
+    Message,
+    Tool,
+    ToolCall,
+    Usage,
+    estimate_tokens,
+    tool_schema,
+)
 from tickethub.services import openai_rendering as render
-from tickethub.services.answer_schema import validate as validate_answer
 from tickethub.services.tickets import TicketService
 
 REF = "openai_conversation"
@@ -95,16 +102,6 @@ def _seen(reply: Completion, messages: Sequence[Message]) -> bool:
     return False
 
 
-def schema_problem(instance: Any, schema: dict[str, Any]) -> str | None:
-    """What is wrong with ``instance`` against ``schema`` (the first failure, naming its
-    field), or ``None`` when it matches."""
-    try:
-        validate_answer(instance, schema, "proposal")
-    except ValidationFailed as exc:
-        return exc.detail
-    return None
-
-
 def answer_schema(turn: HumanTurn) -> dict[str, Any] | None:
     """What a structured answer must look like: tool calls, a JSON schema, or free."""
     if turn.tools:
@@ -168,11 +165,22 @@ class OpenAIConversations:
         except IllegalTransition:  # a concurrent request of this turn reopened it first
             return self._tickets.get(ticket.id)
 
+    def _check_schemas(self, tools: Sequence[Tool], response_format: Any = None) -> None:
+        """Check each caller schema on its own, so a refusal names the request's field
+        (``tools.0.function.parameters...``), not a place in the ticket's combined schema."""
+        for n, tool in enumerate(tools):
+            self._tickets.check_schema(tool_schema(tool), f"tools.{n}.function.parameters")
+        fmt = response_format or {}
+        schema = (fmt.get("json_schema") or {}).get("schema")
+        if fmt.get("type") == "json_schema" and isinstance(schema, dict):
+            self._tickets.check_schema(schema, "response_format.json_schema.schema")
+
     def _open(self, actor: Actor, turn: HumanTurn, key: str, *,
               after: Ticket | None = None) -> Ticket:
         """A new question ticket for the conversation ``key``. ``after``, its answered
         ticket, names the new one's idempotency key, so concurrent copies of one request
         still open one ticket; :meth:`find` returns the newest."""
+        self._check_schemas(turn.tools, turn.response_format)
         body = render.render_messages(turn.messages)
         tools = render.render_tools(turn.tools)
         draft = TicketDraft(
@@ -229,12 +237,13 @@ class OpenAIConversations:
         Calls that break their tool's own schema are the upstream's output, not the
         agent's request: the ticket opens all the same, labelled ``INVALID_LABEL`` with
         the problem spelled out, and the person can only edit or deny them."""
+        self._check_schemas(tools)
         names = ", ".join(dict.fromkeys(c.name for c in calls))
         context = render.render_messages(new_turns(messages)[-3:])
         proposal = {"tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
                                    for c in calls]}
         schema = render.approval_schema(calls, tools)
-        problem = schema_problem(proposal, schema)
+        problem = self._tickets.schema_problem(proposal, schema, "proposal")
         labels: tuple[str, ...] = ("tool-approval",)
         warning = ""
         if problem is not None:

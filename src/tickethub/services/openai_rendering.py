@@ -83,14 +83,20 @@ def render_calls(calls: Sequence[ToolCall]) -> str:
     return "\n".join(f"- `{c.name}` with `{json.dumps(c.arguments)}`" for c in calls)
 
 
+def _embedded(schema: dict[str, Any], name: str) -> dict[str, Any]:
+    """A caller's schema as a part of a larger one: its own resource (``$id``), so its
+    local references (``#/$defs/...``) still point into it, not into the whole."""
+    return {**schema, "$id": f"urn:tickethub:{name}"}
+
+
 def tools_answer_schema(tools: Sequence[Tool]) -> dict[str, Any]:
     """The answer schema of a conversation that offers ``tools``: either ``content`` text
     or ``tool_calls``, each call's ``arguments`` checked against its tool's schema."""
     names = [tool_name(t) for t in tools if tool_name(t)]
     branches = [
         {"if": {"properties": {"name": {"const": tool_name(t)}}, "required": ["name"]},
-         "then": {"properties": {"arguments": tool_schema(t)}}}
-        for t in tools if tool_name(t)
+         "then": {"properties": {"arguments": _embedded(tool_schema(t), f"tool:{n}")}}}
+        for n, t in enumerate(tools) if tool_name(t)
     ]
     call: dict[str, Any] = {
         "type": "object",
@@ -117,9 +123,10 @@ def approval_schema(calls: Sequence[ToolCall], tools: Sequence[Tool]) -> dict[st
     items = [
         {"type": "object",
          "properties": {"id": {"const": c.id}, "name": {"const": c.name},
-                        "arguments": by_name.get(c.name, {"type": "object"})},
+                        "arguments": _embedded(by_name.get(c.name, {"type": "object"}),
+                                               f"call:{n}")},
          "required": ["name", "arguments"], "additionalProperties": False}
-        for c in calls
+        for n, c in enumerate(calls)
     ]
     return {
         "type": "object",

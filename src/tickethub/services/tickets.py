@@ -31,11 +31,12 @@ from tickethub.errors import (
     StaleVersion,
     ValidationFailed,
 )
-from tickethub.services import answer_schema
+from tickethub.services.answer_schema import SchemaChecker
 from tickethub.services.ports import Clock, Notifier, Store, UnitOfWork
 from tickethub.services.visibility import not_found, readable
 
 MAX_TREE_DEPTH = 32
+JSONSchema = dict[str, Any] | None
 _OPTIMISTIC_RETRIES = 5
 
 # Which targets the generic transition call may reach; answers go through their own calls.
@@ -50,19 +51,6 @@ class Page:
     next_cursor: str | None
 
 
-def _require_valid_proposal(ticket: Ticket) -> None:
-    """Refuse approving ``ticket``'s proposal unedited when it breaks the ticket's own
-    schema: what the agent gets must always match it."""
-    if ticket.proposal is None:
-        return
-    try:
-        answer_schema.validate(ticket.proposal, ticket.response_schema, "proposal")
-    except ValidationFailed as exc:
-        raise ValidationFailed(
-            f"the proposal does not match this ticket's response_schema ({exc.detail}); "
-            "approve it with 'edited' data that does, or deny it", field="edited",
-        ) from exc
-
 
 def _request_hash(draft: TicketDraft) -> str:
     canonical = json.dumps(asdict(draft), sort_keys=True, default=str)
@@ -72,10 +60,12 @@ def _request_hash(draft: TicketDraft) -> str:
 class TicketService:
     """The ticket use cases. Thread-safe: every call opens its own transaction."""
 
-    def __init__(self, store: Store, clock: Clock, notifier: Notifier) -> None:
+    def __init__(self, store: Store, clock: Clock, notifier: Notifier,
+                 schemas: SchemaChecker | None = None) -> None:
         self._store = store
         self._clock = clock
         self._notifier = notifier
+        self._schemas = schemas or SchemaChecker()
 
     # -- reads ---------------------------------------------------------------------------
     # ``viewer``: the actor reading; a ticket it may not read (``domain.visibility``) is
@@ -110,6 +100,20 @@ class TicketService:
         with self._store.read() as uow:
             self._load(uow, ticket_id, viewer=viewer)
             return uow.messages.for_ticket(ticket_id)
+
+    def check_schema(self, schema: Any, field: str) -> None:
+        """Check a caller's JSON Schema as ``ask`` will, naming ``field`` on failure (for
+        doors that build a ticket's schema out of several caller schemas)."""
+        self._schemas.check_schema(schema, field)
+
+    def schema_problem(self, value: Any, schema: JSONSchema, field: str) -> str | None:
+        """What is wrong with ``value`` against ``schema`` (the first failure, naming its
+        field), or ``None`` when it matches."""
+        try:
+            self._schemas.validate(value, schema, field)
+        except ValidationFailed as exc:
+            return exc.detail
+        return None
 
     # -- commands ------------------------------------------------------------------------
 
@@ -208,10 +212,11 @@ class TicketService:
         require_responder(actor, "answering")
         if (text is None or not text.strip()) and data is None:
             raise ValidationFailed("an answer needs text or data", field="text")
+        checked = self._prechecked(ticket_id, data, "data")
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
             if data is not None:
-                answer_schema.validate(data, ticket.response_schema, "data")
+                self._recheck(checked, data, ticket, "data")
             else:
                 self._require_no_schema(ticket)
             moved = ticket.moved_to(Status.ANSWERED, now)
@@ -234,14 +239,15 @@ class TicketService:
         schema. A proposal that does not match it (one the asker did not write, see
         ``ask(..., unchecked_proposal=True)``) can only be approved edited."""
         require_responder(actor, "approving")
+        checked = self._prechecked(ticket_id, edited, "edited")
+        if edited is None:
+            self._require_valid_proposal(ticket_id)
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
             require_not_own_approval(actor, ticket.created_by)
             moved = ticket.moved_to(Status.APPROVED, now)
             if edited is not None:
-                answer_schema.validate(edited, ticket.response_schema, "edited")
-            else:
-                _require_valid_proposal(ticket)
+                self._recheck(checked, edited, ticket, "edited")
             decided = edited if edited is not None else ticket.proposal
             return replace(moved, answer=Answer(comment, decided, actor.name, via, now))
 
@@ -393,14 +399,41 @@ class TicketService:
                 "this ticket has a response_schema, so its answer needs 'data'", field="data"
             )
 
-    @staticmethod
-    def _checked_draft(draft: TicketDraft, check_proposal: bool = True) -> TicketDraft:
+    def _prechecked(self, ticket_id: int, value: Any, field: str) -> JSONSchema:
+        """Check ``value`` against the ticket's schema before the write transaction, so
+        no check ever runs while the write lock is held; the schema it was checked
+        against (a ticket's schema never changes, so the write need not check again)."""
+        if value is None:
+            return None
+        schema = self.get(ticket_id).response_schema
+        self._schemas.validate(value, schema, field)
+        return schema
+
+    def _recheck(self, checked: JSONSchema, value: Any, ticket: Ticket, field: str) -> None:
+        if ticket.response_schema != checked:  # only if a schema could ever change
+            self._schemas.validate(value, ticket.response_schema, field)
+
+    def _require_valid_proposal(self, ticket_id: int) -> None:
+        """Refuse approving a ticket's proposal unedited when it breaks the ticket's own
+        schema (an ``unchecked_proposal``): what the agent gets must always match it.
+        Checked before the write transaction; a ticket's proposal never changes."""
+        ticket = self.get(ticket_id)
+        if ticket.proposal is None:
+            return
+        problem = self.schema_problem(ticket.proposal, ticket.response_schema, "proposal")
+        if problem is not None:
+            raise ValidationFailed(
+                f"the proposal does not match this ticket's response_schema ({problem}); "
+                "approve it with 'edited' data that does, or deny it", field="edited",
+            )
+
+    def _checked_draft(self, draft: TicketDraft, check_proposal: bool = True) -> TicketDraft:
         if not draft.title.strip():
             raise ValidationFailed("a ticket needs a title", field="title")
         if draft.response_schema is not None:
-            answer_schema.check_schema(draft.response_schema)
+            self._schemas.check_schema(draft.response_schema)
         if check_proposal and draft.kind is Kind.APPROVAL and draft.proposal is not None:
-            answer_schema.validate(draft.proposal, draft.response_schema, "proposal")
+            self._schemas.validate(draft.proposal, draft.response_schema, "proposal")
         return replace(draft, title=draft.title.strip(), labels=normalize_labels(draft.labels))
 
     def _resolve(

@@ -52,11 +52,16 @@ def _schema_for(options: list[str] | None, answer_schema: JSON | None) -> JSON |
     return answer_schema
 
 
-async def _guard(work: Awaitable[Any]) -> Any:
+async def _guard(work: Awaitable[Any], schema_param: str = "response_schema") -> Any:
+    """The tool's result, or a ToolError naming the field; ``schema_param``: what this
+    tool calls the ticket's ``response_schema``."""
     try:
         return await work
     except TickethubError as exc:
-        where = f" ({exc.field})" if exc.field else ""
+        field = exc.field
+        if field is not None and field.split(".")[0] == "response_schema":
+            field = schema_param + field[len("response_schema"):]
+        where = f" ({field})" if field else ""
         raise ToolError(f"{exc.code}: {exc.detail}{where}") from None
 
 
@@ -99,7 +104,7 @@ def build_server(desk_for: DeskFor, max_wait: float) -> MCPServer:
             response_schema=_schema_for(options, answer_schema), proposal=proposal,
             deadline_seconds=deadline_seconds,
         )
-        ticket = await _guard(desk.ask(asked))
+        ticket = await _guard(desk.ask(asked), "options" if options else "answer_schema")
         if wait_seconds > 0:
             ticket = await _guard(desk.wait(ticket["id"], min(wait_seconds, limit)))
         return view(ticket)
