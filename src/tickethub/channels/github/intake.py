@@ -37,6 +37,7 @@ class WebhookIntake:
         self._idle = idle_seconds
         self._wake: asyncio.Event | None = None
         self._next_retry: datetime | None = None  # earliest retry this process scheduled
+        self._last_scan: datetime | None = None
         self._submitted: list[InboxItem] = []
         self._finished: set[int] = set()  # ids handled lately (a scan may race a submit)
         self.outcomes: dict[str, str] = {}  # delivery id -> outcome (recent; for tests)
@@ -70,17 +71,22 @@ class WebhookIntake:
         return max(0.01, min(self._idle, until))
 
     async def run_once(self) -> int:
-        """Process the submitted deliveries, then (when none were submitted, or a retry
-        is due) the stored pending ones that are due; returns how many were handled."""
+        """Process the submitted deliveries, then the stored pending ones that are due
+        (skipped while submissions keep coming, unless a retry is due or the last scan
+        is ``idle_seconds`` old); returns how many were handled."""
         handled = 0
         batch, self._submitted = self._submitted, []
         for item in batch:
             await self._process(item)
             handled += 1
-        retry_due = self._next_retry is not None and self._next_retry <= self._clock.now()
-        if batch and not retry_due:
+        now = self._clock.now()
+        retry_due = self._next_retry is not None and self._next_retry <= now
+        scanned_lately = (self._last_scan is not None
+                          and (now - self._last_scan).total_seconds() < self._idle)
+        if batch and not retry_due and scanned_lately:
             return handled
         self._next_retry = None
+        self._last_scan = now
         for item in await asyncio.to_thread(self._sync.pending):
             await self._process(item)
             handled += 1
