@@ -218,6 +218,17 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
                     if n >= WARMUP * 2:
                         (gh_wake if use_github else native_wake).append(latency * 1000)
 
+                batch = await _mirrored(agent, count * 2, "throughput",
+                                        ("github", "throughput"))
+                pool = [httpx.AsyncClient(base_url=hub.url, timeout=60, limits=limits)
+                        for _ in range(CONCURRENCY)]
+                try:
+                    gh_rate = await _throughput(agent, pool, batch[:count], via_github)
+                    native_rate = await _throughput(agent, pool, batch[count:], via_native)
+                finally:
+                    for c in pool:
+                        await c.aclose()
+                # last: the failing deliveries keep retrying for the rest of the run
                 targets = await _mirrored(agent, poisoned * 2, "poisoned")
                 behind_poison: list[float] = []
                 for (ticket_id, number), (_, stuck) in zip(targets[::2], targets[1::2],
@@ -232,16 +243,6 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
                     latency = await _wake(agent, sender, ticket_id, poison_then_answer)
                     behind_poison.append(latency * 1000)
 
-                batch = await _mirrored(agent, count * 2, "throughput",
-                                        ("github", "throughput"))
-                pool = [httpx.AsyncClient(base_url=hub.url, timeout=60, limits=limits)
-                        for _ in range(CONCURRENCY)]
-                try:
-                    gh_rate = await _throughput(agent, pool, batch[:count], via_github)
-                    native_rate = await _throughput(agent, pool, batch[count:], via_native)
-                finally:
-                    for c in pool:
-                        await c.aclose()
     anchor = "native /answer wake, same run"
     rows = [
         Row(NAME, "webhook -> agent wake p50", percentile(gh_wake, 50), "ms",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import httpx
 import pytest
@@ -195,6 +195,9 @@ async def test_an_unseen_edited_comment_counts_as_created_exactly_once(
     assert len(kept) == 1 and kept[0].trusted
     sent = comment_payload("edited", REPO, number, 800, "maintainer", "")["comment"]
     assert kept[0].data["github"]["created_at"] == sent["created_at"]
+    assert kept[0].data["github"]["first_seen_as"] == "edited"
+    made = datetime.fromisoformat(sent["created_at"].replace("Z", "+00:00"))
+    assert github.sync.comment(800).created_at == made
     # the late ``created`` (the text before the edit) is a duplicate: no second effect,
     # no "edited after the answer" reply
     assert await say("/answer 9999", action="created", comment_id=800) == "duplicate"
