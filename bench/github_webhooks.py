@@ -17,8 +17,10 @@ then POSTs signed ``issue_comment`` deliveries (``X-Hub-Signature-256``) to
   Anchor: native ``POST .../answer`` calls on 8 connections, answered/s, same run.
 * poisoned: ``--poisoned`` wakes as above, each right behind a delivery whose permission
   lookup always fails (GitHub answers 502 for that commenter), which keeps being retried
-  on its own schedule meanwhile. Anchor: the plain webhook wake p50, same run. Before the
-  per-delivery back-off, each such delivery held the inbox ~7 s (retries in place).
+  on its own schedule meanwhile (and through the throughput runs that follow: a cost
+  they share, as a hub with such deliveries would). Anchor: the plain webhook wake p50,
+  same run. Before the per-delivery back-off, each such delivery held the inbox ~7 s
+  (retries in place).
 """
 
 from __future__ import annotations
@@ -218,17 +220,6 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
                     if n >= WARMUP * 2:
                         (gh_wake if use_github else native_wake).append(latency * 1000)
 
-                batch = await _mirrored(agent, count * 2, "throughput",
-                                        ("github", "throughput"))
-                pool = [httpx.AsyncClient(base_url=hub.url, timeout=60, limits=limits)
-                        for _ in range(CONCURRENCY)]
-                try:
-                    gh_rate = await _throughput(agent, pool, batch[:count], via_github)
-                    native_rate = await _throughput(agent, pool, batch[count:], via_native)
-                finally:
-                    for c in pool:
-                        await c.aclose()
-                # last: the failing deliveries keep retrying for the rest of the run
                 targets = await _mirrored(agent, poisoned * 2, "poisoned")
                 behind_poison: list[float] = []
                 for (ticket_id, number), (_, stuck) in zip(targets[::2], targets[1::2],
@@ -243,6 +234,16 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
                     latency = await _wake(agent, sender, ticket_id, poison_then_answer)
                     behind_poison.append(latency * 1000)
 
+                batch = await _mirrored(agent, count * 2, "throughput",
+                                        ("github", "throughput"))
+                pool = [httpx.AsyncClient(base_url=hub.url, timeout=60, limits=limits)
+                        for _ in range(CONCURRENCY)]
+                try:
+                    gh_rate = await _throughput(agent, pool, batch[:count], via_github)
+                    native_rate = await _throughput(agent, pool, batch[count:], via_native)
+                finally:
+                    for c in pool:
+                        await c.aclose()
     anchor = "native /answer wake, same run"
     rows = [
         Row(NAME, "webhook -> agent wake p50", percentile(gh_wake, 50), "ms",
