@@ -14,6 +14,7 @@ from typing import Any
 import uvicorn
 
 STEERS = "maintainer"
+POISON = "poison"  # whose permission lookup always fails (502): a delivery that cannot pass
 
 
 class FakeGitHub:
@@ -41,6 +42,8 @@ class FakeGitHub:
         if m := re.fullmatch(r"/repos/([^/]+/[^/]+)/collaborators/([^/]+)/permission", path):
             if m.group(2) == STEERS:
                 return 200, {"permission": "write", "role_name": "write"}
+            if m.group(2) == POISON:
+                return 502, {"message": "Server Error"}
             return 404, {"message": "Not Found"}
         if m := re.fullmatch(r"/repos/([^/]+/[^/]+)/issues", path):
             if method == "GET":

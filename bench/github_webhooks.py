@@ -15,6 +15,12 @@ then POSTs signed ``issue_comment`` deliveries (``X-Hub-Signature-256``) to
 * throughput: ``--deliveries`` signed deliveries sent on 8 connections, each answering
   its own mirrored question; deliveries/s = count / (first sent → last ticket answered).
   Anchor: native ``POST .../answer`` calls on 8 connections, answered/s, same run.
+* poisoned: ``--poisoned`` wakes as above, each right behind a delivery whose permission
+  lookup always fails (GitHub answers 502 for that commenter), which keeps being retried
+  on its own schedule meanwhile (and through the throughput runs that follow: a cost
+  they share, as a hub with such deliveries would). Anchor: the plain webhook wake p50,
+  same run. Before the per-delivery back-off, each such delivery held the inbox ~7 s
+  (retries in place).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from typing import Any
 
 import httpx
 
-from bench.github_fake import STEERS, FakeGitHub
+from bench.github_fake import POISON, STEERS, FakeGitHub
 from bench.hub import HubProcess
 from bench.report import Goal, Row, percentile
 from bench.runner import main, size
@@ -50,17 +56,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--wakes", type=int, help="sequential webhook wakes [300; quick 40].")
     group.add_argument("--deliveries", type=int,
                        help="deliveries for the throughput run [1000; quick 100].")
+    group.add_argument("--poisoned", type=int,
+                       help="wakes behind a failing delivery [40; quick 8].")
 
 
-def _delivery(number: int, comment_id: int, body: str) -> tuple[bytes, dict[str, str]]:
+def _delivery(number: int, comment_id: int, body: str,
+              login: str = STEERS) -> tuple[bytes, dict[str, str]]:
     payload = {
         "action": "created",
         "issue": {"number": number},
         "comment": {"id": comment_id, "body": body, "author_association": "COLLABORATOR",
-                    "user": {"login": STEERS, "type": "User"},
+                    "user": {"login": login, "type": "User"},
                     "issue_url": f"https://api.github.com/repos/{REPO}/issues/{number}"},
         "repository": {"full_name": REPO, "name": REPO.split("/")[1]},
-        "sender": {"login": STEERS},
+        "sender": {"login": login},
     }
     raw = json.dumps(payload).encode()
     signature = "sha256=" + hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest()
@@ -164,6 +173,7 @@ async def _throughput(agent: httpx.AsyncClient, pool: list[httpx.AsyncClient],
 async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
     wakes = size(args, "wakes", 300, 40)
     count = size(args, "deliveries", 1000, 100)
+    poisoned = size(args, "poisoned", 40, 8)
     ids = _Ids()
     with FakeGitHub() as github:
         env = {"TICKETHUB_GITHUB_TOKEN": "ghp_bench", "TICKETHUB_GITHUB_API_URL": github.url,
@@ -210,6 +220,20 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
                     if n >= WARMUP * 2:
                         (gh_wake if use_github else native_wake).append(latency * 1000)
 
+                targets = await _mirrored(agent, poisoned * 2, "poisoned")
+                behind_poison: list[float] = []
+                for (ticket_id, number), (_, stuck) in zip(targets[::2], targets[1::2],
+                                                          strict=True):
+                    async def poison_then_answer(t: int = ticket_id, k: int = number,
+                                                 x: int = stuck) -> httpx.Response:
+                        body, headers = _delivery(x, ids(), "/answer never", POISON)
+                        (await sender.post("/hooks/github", content=body,
+                                           headers=headers)).raise_for_status()
+                        return await via_github(sender, t, k)
+
+                    latency = await _wake(agent, sender, ticket_id, poison_then_answer)
+                    behind_poison.append(latency * 1000)
+
                 batch = await _mirrored(agent, count * 2, "throughput",
                                         ("github", "throughput"))
                 pool = [httpx.AsyncClient(base_url=hub.url, timeout=60, limits=limits)
@@ -228,6 +252,10 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
                  "POST /api/v1/tickets/{id}/answer, alternating with it on the same hub"),
         Row(NAME, "webhook -> agent wake p99", percentile(gh_wake, 99), "ms", None, anchor,
             percentile(native_wake, 99)),
+        Row(NAME, "webhook wake p50, behind a failing delivery", percentile(behind_poison, 50),
+            "ms", None, "webhook -> agent wake p50, same run", percentile(gh_wake, 50),
+            note=f"{poisoned} wakes, each sent right after a delivery whose permission "
+                 "lookup always fails (502)"),
         Row(NAME, "signed deliveries processed/s", gh_rate, "/s", None,
             "native /answer calls/s, same run", native_rate,
             note=f"{count} deliveries on {CONCURRENCY} connections, received -> answered"),
@@ -237,7 +265,10 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
               "gh_wake_ms": {"p50": percentile(gh_wake, 50), "p90": percentile(gh_wake, 90),
                              "p99": percentile(gh_wake, 99), "max": max(gh_wake)},
               "native_wake_ms": {"p50": percentile(native_wake, 50),
-                                 "p99": percentile(native_wake, 99)}}
+                                 "p99": percentile(native_wake, 99)},
+              "behind_poison_ms": {"p50": percentile(behind_poison, 50),
+                                   "p99": percentile(behind_poison, 99),
+                                   "max": max(behind_poison)}}
     return rows, params
 
 

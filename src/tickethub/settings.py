@@ -173,6 +173,13 @@ class Settings(BaseSettings):
                                                    "longer ones reschedule the delivery.")
     github_backoff_seconds: float = Field(1.0, gt=0, description="First backoff after a "
                                           "GitHub 5xx; doubles per retry.")
+    github_inbox_backoff_max_seconds: float = Field(300.0, gt=0, description="Longest wait "
+                                                    "between two tries of a webhook delivery "
+                                                    "that failed (e.g. GitHub down).")
+    github_inbox_retry_hours: float = Field(24.0, gt=0, le=24 * 30, description="How long "
+                                            "a failing webhook delivery is retried after it "
+                                            "arrived; then it is marked failed and its "
+                                            "commenter is told on the issue.")
 
     # -- mail: mailbox → issue tree and the email channel (mail/, channels/email, docs/mail.md)
     mail_root_issue: int | None = Field(None, description="Ticket id that issues raised by "

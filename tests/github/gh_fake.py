@@ -2,7 +2,8 @@
 ``httpx.MockTransport``. Every response body is an example from GitHub's OpenAPI
 description (``gh_examples.response``) with the ids, numbers, bodies and state of this
 fake repository written into it. Hand-written only where the spec has no example: the
-ETag/304 of polling, ``X-Poll-Interval`` and rate-limit/5xx responses (``fail_next``).
+ETag/304 of polling, ``X-Poll-Interval`` and rate-limit/5xx responses (``fail_next``,
+``fail_always``, ``outage``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class Failure:
     status: int
     headers: dict[str, str]
     body: dict[str, Any]
+    sticky: bool = False  # fails every matching request until ``heal()``
 
 
 @dataclass
@@ -41,6 +43,7 @@ class FakeGitHub:
     failures: list[Failure] = field(default_factory=list)
     poll_interval: int = 60
     scopes: str = "repo"
+    outage: int | None = None  # set: every request gets this status (GitHub is down)
 
     def __post_init__(self) -> None:
         self._ids = itertools.count(3_000_000_001)
@@ -57,6 +60,17 @@ class FakeGitHub:
         self.failures.append(Failure(method, re.compile(path_regex), status, headers or {},
                                      {"message": message or f"HTTP {status}",
                                       "documentation_url": "https://docs.github.com/rest"}))
+
+    def fail_always(self, method: str, path_regex: str, status: int,
+                    message: str = "") -> None:
+        """Like ``fail_next``, for every matching request until ``heal()``."""
+        self.fail_next(method, path_regex, status, message=message)
+        self.failures[-1].sticky = True
+
+    def heal(self) -> None:
+        """GitHub is back: no outage, no failures pending."""
+        self.outage = None
+        self.failures.clear()
 
     def issue(self, repo: str, number: int) -> dict[str, Any]:
         return self.issues[(repo.lower(), number)]
@@ -87,9 +101,12 @@ class FakeGitHub:
     def handler(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
         path = request.url.path
+        if self.outage is not None:
+            return httpx.Response(self.outage, json={"message": "Service Unavailable"})
         for failure in self.failures:
             if failure.method == request.method and failure.path.search(path):
-                self.failures.remove(failure)
+                if not failure.sticky:
+                    self.failures.remove(failure)
                 return httpx.Response(failure.status, json=failure.body,
                                       headers=failure.headers)
         body = json.loads(request.content) if request.content else {}

@@ -48,7 +48,8 @@ def comment_payload(action: str, repo: str, number: int, comment_id: int, login:
     payload["issue"]["number"] = number
     payload["comment"].update(
         id=comment_id, body=body, author_association=association,
-        issue_url=f"https://api.github.com/repos/{repo}/issues/{number}")
+        issue_url=f"https://api.github.com/repos/{repo}/issues/{number}",
+        html_url=f"https://github.com/{repo}/issues/{number}#issuecomment-{comment_id}")
     payload["comment"]["user"]["login"] = login
     payload["sender"]["login"] = login
     return payload

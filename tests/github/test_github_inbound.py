@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import httpx
 import pytest
@@ -177,6 +177,62 @@ async def test_edit_after_the_answer_was_consumed_does_not_re_steer(
     assert len(notes) == 1 and "@maintainer" in notes[0]["body"]
     # the same edit delivered again adds nothing
     assert await say("Use port 9999!", action="edited", comment_id=555) == "duplicate"
+
+
+async def test_an_unseen_edited_comment_counts_as_created_exactly_once(
+        runtime: HubRuntime, github: GithubChannel, fake: FakeGitHub,
+        client: httpx.AsyncClient, connect, steerer: None) -> None:
+    """The ``created`` delivery failed or is late: the first delivery the hub sees of a
+    comment is what the comment is now, created when GitHub says it was."""
+    connect()
+    ticket_id, number = await _ticket(runtime, github)
+    say = Say(client, github, number)
+    assert await say("/answer 8080", action="edited", comment_id=800) == "answered"
+    ticket = runtime.tickets.get(ticket_id)
+    assert ticket.status == "answered" and ticket.answer.text == "8080"
+    kept = [m for m in runtime.tickets.messages(ticket_id)
+            if (m.external_id or "").startswith(f"{REPO}:comment:800")]
+    assert len(kept) == 1 and kept[0].trusted
+    sent = comment_payload("edited", REPO, number, 800, "maintainer", "")["comment"]
+    assert kept[0].data["github"]["created_at"] == sent["created_at"]
+    assert kept[0].data["github"]["first_seen_as"] == "edited"
+    made = datetime.fromisoformat(sent["created_at"].replace("Z", "+00:00"))
+    assert github.sync.comment(800).created_at == made
+    # the late ``created`` (the text before the edit) is a duplicate: no second effect,
+    # no "edited after the answer" reply
+    assert await say("/answer 9999", action="created", comment_id=800) == "duplicate"
+    assert runtime.tickets.get(ticket_id).answer.text == "8080"
+    assert [m.id for m in runtime.tickets.messages(ticket_id)
+            if (m.external_id or "").startswith(f"{REPO}:comment:800")] == [kept[0].id]
+    # from now on it is a seen comment: a further edit is recorded and never re-steers
+    assert await say("/answer 7777", action="edited",
+                     comment_id=800) == "edit recorded after answer"
+    assert runtime.tickets.get(ticket_id).answer.text == "8080"
+    await eventually(lambda: [c for c in fake.issue_comments(REPO, number)
+                              if "already received" in c["body"]])
+    assert len([c for c in fake.issue_comments(REPO, number)
+                if "already received" in c["body"]]) == 1
+
+
+async def test_an_edit_of_a_seen_comment_never_steers(
+        runtime: HubRuntime, github: GithubChannel, fake: FakeGitHub,
+        client: httpx.AsyncClient, connect, steerer: None) -> None:
+    """A seen comment that steered nothing (here: a refused answer) stays without effect
+    when it is edited into a good one; a new comment is the way to answer."""
+    connect()
+    schema = {"type": "object", "properties": {"port": {"type": "integer"}},
+              "required": ["port"]}
+    ticket_id, number = await _ticket(runtime, github, response_schema=schema)
+    say = Say(client, github, number)
+    assert await say('/answer {"port": "eighty"}', comment_id=810) == "rejected"
+    assert await say('/answer {"port": 80}', action="edited",
+                     comment_id=810) == "edit recorded"
+    ticket = runtime.tickets.get(ticket_id)
+    assert ticket.status == "open" and ticket.answer is None
+    assert await say('/answer {"port": 80}', action="created",
+                     comment_id=810) == "duplicate"
+    assert runtime.tickets.get(ticket_id).answer is None
+    assert await say('/answer {"port": 80}') == "answered"
 
 
 async def test_edit_and_deletion_are_recorded(

@@ -57,6 +57,25 @@ async def test_polling_uses_since_and_etag_and_honours_poll_interval(
                for m in runtime.tickets.messages(ticket.id))
 
 
+async def test_a_poll_that_stopped_on_a_failure_is_not_answered_304_next_time(
+        runtime: HubRuntime, github: GithubChannel, fake: FakeGitHub,
+        client: httpx.AsyncClient, connect) -> None:
+    connect(poll=True)
+    fake.grant(REPO, "maintainer", "write")
+    ticket, _ = runtime.tickets.ask(AGENT, TicketDraft(kind=Kind.QUESTION, title="poll me",
+                                                       labels=("github",)))
+    link = await eventually(lambda: (found := github.sync.link(ticket.id))
+                            and found.status_comment_id and found)
+    await github.poller.poll(github.sync.connection(REPO))
+    fake.add_comment(REPO, link.number, "maintainer", "/answer 42", "MEMBER")
+    fake.fail_always("GET", r"/collaborators/maintainer/permission$", 502)
+    await github.poller.poll(github.sync.connection(REPO))  # stops at the answer
+    assert runtime.tickets.get(ticket.id).answer is None
+    fake.heal()
+    await github.poller.poll(github.sync.connection(REPO))
+    assert runtime.tickets.get(ticket.id).answer.text == "42"
+
+
 async def test_import_turns_labelled_issues_into_tickets_and_keeps_them_in_sync(
         runtime: HubRuntime, github: GithubChannel, fake: FakeGitHub,
         client: httpx.AsyncClient, connect) -> None:

@@ -11,6 +11,10 @@ Contracts:
   it still receives comments on issues it already has, and imports.
 * ``receive`` stores a webhook delivery once per ``delivery_id`` and returns it, or
   ``None`` for a replay, which is stored nothing and has no second effect.
+* A delivery whose processing fails waits its own turn (``next_attempt_at``, stored, so
+  a restart keeps it) by the ``RetrySchedule``; ``pending`` returns only deliveries that
+  are due, so one that keeps failing never holds up the others. When the schedule's
+  window has passed, ``failed`` marks it ``failed`` for good.
 * ``claim_write``/``finish_write`` bracket one outbound write with a stable key: a key
   that was attempted but not finished tells the caller to look on GitHub for the object
   (by the marker it embedded) before writing again.
@@ -21,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from tickethub.domain.actors import Actor, require_admin
@@ -127,10 +131,14 @@ class CommentRecord:
     consumed: bool = False
     edits: int = 0
     deleted: bool = False
+    created_at: datetime | None = None  # when GitHub says the comment was made
 
 
 @dataclass(frozen=True, slots=True)
 class InboxItem:
+    """A stored webhook delivery: ``pending`` (due at ``next_attempt_at``, or at once
+    when that is ``None``), ``done``, ``ignored`` or ``failed``."""
+
     id: int
     delivery_id: str
     event: str
@@ -139,6 +147,43 @@ class InboxItem:
     attempts: int
     error: str | None
     received_at: datetime
+    next_attempt_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RetrySchedule:
+    """When a delivery that failed is tried again: ``first`` seconds after the first
+    failure, doubling with each failure, at most ``longest`` seconds apart (unless GitHub
+    asks for longer, e.g. a rate-limit reset), for ``window`` seconds after the delivery
+    arrived. The last try is at the end of the window; if it fails too, the delivery has
+    failed for good."""
+
+    first: float = 1.0
+    longest: float = 300.0
+    window: float = 24 * 3600.0
+
+    def wait(self, attempts: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after the ``attempts``-th failed try."""
+        delay = min(self.first * 2.0 ** min(max(attempts - 1, 0), 60), self.longest)
+        return max(delay, retry_after) if retry_after is not None else delay
+
+    def next_attempt(self, received_at: datetime, attempts: int, now: datetime,
+                     retry_after: float | None = None) -> datetime | None:
+        """When to try again after the ``attempts``-th failure at ``now``; ``None``
+        once the window has passed."""
+        deadline = received_at + timedelta(seconds=self.window)
+        if now >= deadline:
+            return None
+        wait = min(self.wait(attempts, retry_after), self.window)  # (no overflow)
+        return min(now + timedelta(seconds=wait), deadline)
+
+    def tries(self) -> int:
+        """How many tries a delivery that always fails gets over the whole window."""
+        elapsed, attempts = 0.0, 1
+        while elapsed < self.window:
+            elapsed = min(elapsed + self.wait(attempts), self.window)
+            attempts += 1
+        return attempts
 
 
 class GithubStore(Protocol):
@@ -157,19 +202,22 @@ class GithubStore(Protocol):
     def finish_write(self, key: str, object_id: int | None, at: datetime) -> None: ...
     def inbox_add(self, delivery_id: str, event: str, payload: str,
                   at: datetime) -> int | None: ...
-    def inbox_pending(self, limit: int) -> list[InboxItem]: ...
-    def inbox_finish(self, item_id: int, status: str, error: str | None,
-                     at: datetime) -> None: ...
+    def inbox_pending(self, limit: int, now: datetime) -> list[InboxItem]: ...
+    def inbox_item(self, delivery_id: str) -> InboxItem | None: ...
+    def inbox_finish(self, item_id: int, status: str, error: str | None, at: datetime,
+                     next_attempt_at: datetime | None = None) -> None: ...
     def inbox_counts(self) -> dict[str, int]: ...
 
 
 class GithubSyncService:
-    """Use cases over the GitHub channel's state. Thread-safe (one transaction a call)."""
+    """Use cases over the GitHub channel's state. Thread-safe (one transaction a call).
+    ``inbox_retry`` is when failed webhook deliveries are tried again."""
 
-    def __init__(self, store: GithubStore, clock: Clock, max_attempts: int = 5) -> None:
+    def __init__(self, store: GithubStore, clock: Clock,
+                 inbox_retry: RetrySchedule | None = None) -> None:
         self._store = store
         self._clock = clock
-        self._max_attempts = max_attempts
+        self.inbox_retry = inbox_retry or RetrySchedule()
 
     # -- connections ---------------------------------------------------------------------
 
@@ -274,17 +322,26 @@ class GithubSyncService:
         return InboxItem(item_id, delivery, name, payload, "pending", 0, None, now)
 
     def pending(self, limit: int = 50) -> list[InboxItem]:
-        return self._store.inbox_pending(limit)
+        """Pending deliveries that are due now, in arrival order."""
+        return self._store.inbox_pending(limit, self._clock.now())
+
+    def inbox_item(self, delivery_id: str) -> InboxItem | None:
+        return self._store.inbox_item(delivery_id)
 
     def processed(self, item: InboxItem, status: str = "done") -> None:
         self._store.inbox_finish(item.id, status, None, self._clock.now())
 
-    def failed(self, item: InboxItem, error: str) -> bool:
-        """Record a failed attempt; True if the item stays pending for another try."""
-        retry = item.attempts + 1 < self._max_attempts
-        self._store.inbox_finish(item.id, "pending" if retry else "failed", error[:2000],
-                                 self._clock.now())
-        return retry
+    def failed(self, item: InboxItem, error: str, retry_after: float | None = None, *,
+               final: bool = False) -> datetime | None:
+        """Record a failed try (``retry_after``: the seconds GitHub asked to wait, if it
+        did); returns when the delivery is tried next, or ``None`` when it has failed
+        for good (the retry window has passed, or ``final``: trying again cannot help)."""
+        now = self._clock.now()
+        next_at = None if final else self.inbox_retry.next_attempt(
+            item.received_at, item.attempts + 1, now, retry_after)
+        self._store.inbox_finish(item.id, "pending" if next_at else "failed", error[:2000],
+                                 now, next_at)
+        return next_at
 
     def inbox_counts(self) -> dict[str, int]:
         return self._store.inbox_counts()

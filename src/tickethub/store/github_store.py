@@ -1,4 +1,5 @@
-"""The GitHub channel's tables and the SQL ``GithubStore`` (migration ``0003_github``)."""
+"""The GitHub channel's tables and the SQL ``GithubStore`` (migrations ``0003_github``
+and ``0008_github_inbox_retry``)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from sqlalchemy import (
     delete,
     func,
     insert,
+    or_,
     select,
     update,
 )
@@ -102,6 +104,7 @@ github_inbox = Table(
     Column("error", Text, nullable=True),
     Column("received_at", UTCDateTime, nullable=False),
     Column("processed_at", UTCDateTime, nullable=True),
+    Column("next_attempt_at", UTCDateTime, nullable=True),  # pending after a failure
     Index("ix_github_inbox_status", "status", "id"),
 )
 
@@ -140,7 +143,13 @@ def _comment(row: Any) -> CommentRecord:
         comment_id=row.comment_id, repo=row.repo, ticket_id=row.ticket_id, author=row.author,
         trusted=row.trusted, body_hash=row.body_hash, command=row.command,
         outcome=row.outcome, consumed=row.consumed, edits=row.edits, deleted=row.deleted,
+        created_at=row.created_at,
     )
+
+
+def _inbox_item(row: Any) -> InboxItem:
+    return InboxItem(row.id, row.delivery_id, row.event, row.payload, row.status,
+                     row.attempts, row.error, row.received_at, row.next_attempt_at)
 
 
 class SqlGithubStore:
@@ -226,7 +235,8 @@ class SqlGithubStore:
                 .values(values)).rowcount
             if not changed:
                 uow.connection.execute(insert(github_comments).values(
-                    comment_id=record.comment_id, created_at=at, **values))
+                    comment_id=record.comment_id, created_at=record.created_at or at,
+                    **values))
 
     # exactly-once writes
     def write_state(self, key: str) -> tuple[bool, int | None]:
@@ -266,20 +276,28 @@ class SqlGithubStore:
         except IntegrityError:  # the same delivery raced in on another connection
             return None
 
-    def inbox_pending(self, limit: int) -> list[InboxItem]:
+    def inbox_pending(self, limit: int, now: datetime) -> list[InboxItem]:
+        due = or_(github_inbox.c.next_attempt_at.is_(None),
+                  github_inbox.c.next_attempt_at <= now)
         with self._store.read() as uow:
             rows = uow.connection.execute(
-                select(github_inbox).where(github_inbox.c.status == "pending")
+                select(github_inbox).where(github_inbox.c.status == "pending", due)
                 .order_by(github_inbox.c.id).limit(limit))
-            return [InboxItem(r.id, r.delivery_id, r.event, r.payload, r.status, r.attempts,
-                              r.error, r.received_at) for r in rows]
+            return [_inbox_item(r) for r in rows]
 
-    def inbox_finish(self, item_id: int, status: str, error: str | None,
-                     at: datetime) -> None:
+    def inbox_item(self, delivery_id: str) -> InboxItem | None:
+        with self._store.read() as uow:
+            row = uow.connection.execute(select(github_inbox).where(
+                github_inbox.c.delivery_id == delivery_id)).first()
+        return _inbox_item(row) if row else None
+
+    def inbox_finish(self, item_id: int, status: str, error: str | None, at: datetime,
+                     next_attempt_at: datetime | None = None) -> None:
         with self._store.write() as uow:
             uow.connection.execute(
                 update(github_inbox).where(github_inbox.c.id == item_id)
                 .values(status=status, error=error, processed_at=at,
+                        next_attempt_at=next_attempt_at,
                         attempts=github_inbox.c.attempts + 1))
 
     def inbox_counts(self) -> dict[str, int]:

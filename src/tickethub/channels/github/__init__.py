@@ -21,7 +21,7 @@ from tickethub.channels.github.intake import WebhookIntake
 from tickethub.channels.github.mirror import GithubMirror
 from tickethub.channels.github.permissions import PermissionCache
 from tickethub.channels.github.polling import CommentPoller
-from tickethub.services.github_sync import GithubSyncService
+from tickethub.services.github_sync import GithubSyncService, RetrySchedule
 from tickethub.store.github_store import SqlGithubStore
 
 if TYPE_CHECKING:
@@ -58,14 +58,18 @@ def install(hub: HubRuntime, *, token: str | None = None,
         retry=RetryPolicy(3, s.github_backoff_seconds, s.github_retry_inline_max_seconds),
     )
     gateway = GitHubGateway(github)
-    sync = GithubSyncService(SqlGithubStore(hub.store), hub.clock)
-    permissions = PermissionCache(gateway, s.github_permission_ttl_seconds)
+    sync = GithubSyncService(SqlGithubStore(hub.store), hub.clock, RetrySchedule(
+        s.github_backoff_seconds, s.github_inbox_backoff_max_seconds,
+        s.github_inbox_retry_hours * 3600))
+    # The webhook inbox retries a failed delivery on its own schedule, so its lookups
+    # fail at once instead of holding up the deliveries behind it.
+    permissions = PermissionCache(gateway.without_retries(), s.github_permission_ttl_seconds)
     mirror = GithubMirror(hub.tickets, sync, gateway,
                           lambda ticket_id: hub.public_url(f"/api/v1/tickets/{ticket_id}"))
     inbound = GithubInbound(hub.tickets, sync, permissions, mirror, gateway, hub.clock)
     importer = GithubImporter(hub.tickets, sync, gateway, inbound)
     inbound.importer = importer
-    intake = WebhookIntake(sync, inbound, backoff_seconds=s.github_backoff_seconds)
+    intake = WebhookIntake(sync, inbound, hub.clock)
     poller = CommentPoller(sync, inbound, gateway, hub.clock, s.github_poll_seconds)
     channel = GithubChannel(sync, gateway, permissions, mirror, inbound, intake, poller,
                             importer)

@@ -14,6 +14,7 @@ dicts, and turning failures into three exceptions the callers act on:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -42,9 +43,14 @@ class GitHubError(Exception):
 
 
 class GitHubBusy(GitHubError):
-    def __init__(self, message: str, retry_after: float, status: int | None = None) -> None:
+    """``retry_after``: seconds to wait; ``asked`` is true when GitHub said so (a
+    ``retry-after`` or rate-limit reset header), false for the channel's own default."""
+
+    def __init__(self, message: str, retry_after: float, status: int | None = None,
+                 asked: bool = False) -> None:
         super().__init__(message, status)
         self.retry_after = retry_after
+        self.asked = asked
 
 
 class GitHubGone(GitHubError):
@@ -140,15 +146,20 @@ def build_github(
     )
 
 
-def _retry_after(response: httpx.Response, default: float) -> float:
+def _busy(message: str, response: httpx.Response, default: float,
+          documented: bool = False) -> GitHubBusy:
+    """``GitHubBusy`` with the wait GitHub asked for, else ``default`` seconds (which
+    counts as asked when GitHub's docs say so: ``documented``)."""
     header = response.headers.get("retry-after")
+    asked: float | None = None
     if header and header.strip().isdigit():
-        return float(header)
-    if response.headers.get("x-ratelimit-remaining") == "0":
+        asked = float(header)
+    elif response.headers.get("x-ratelimit-remaining") == "0":
         reset = response.headers.get("x-ratelimit-reset", "")
         if reset.isdigit():
-            return max(0.0, int(reset) - datetime.now().timestamp())
-    return default
+            asked = max(0.0, int(reset) - datetime.now().timestamp())
+    return GitHubBusy(message, default if asked is None else asked, response.status_code,
+                      asked=documented or asked is not None)
 
 
 class GitHubGateway:
@@ -156,6 +167,13 @@ class GitHubGateway:
 
     def __init__(self, github: GitHub[Any]) -> None:
         self.github = github
+
+    def without_retries(self) -> GitHubGateway:
+        """The same client (auth, connection pool, write spacing) minus the retries in
+        place: a failure is raised at once. For callers whose queue retries durably, so
+        one failing call never holds up the work behind it (the webhook inbox)."""
+        config = dataclasses.replace(self.github.config, auto_retry=None)
+        return GitHubGateway(GitHub(self.github.auth, config=config))
 
     async def _call(self, method: str, url: str, *, json: Any = None,
                     params: dict[str, Any] | None = None,
@@ -168,11 +186,10 @@ class GitHubGateway:
             status = raw.status_code
             where = f"{method} {url} -> {status}"
             if isinstance(exc, RateLimitExceeded) or _is_secondary(raw) or status == 429:
-                raise GitHubBusy(f"rate limited: {where}", _retry_after(raw, 60.0),
-                                 status) from exc
+                # "wait at least one minute" without a header (GitHub's REST docs)
+                raise _busy(f"rate limited: {where}", raw, 60.0, documented=True) from exc
             if status >= 500:
-                raise GitHubBusy(f"GitHub error: {where}", _retry_after(raw, 5.0),
-                                 status) from exc
+                raise _busy(f"GitHub error: {where}", raw, 5.0) from exc
             if status in (404, 410):
                 raise GitHubGone(where, status) from exc
             raise GitHubRefused(f"{where}: {_message(raw)}", status) from exc

@@ -9,8 +9,12 @@ Contracts:
   (``commands``) is applied, a plain comment answers a waiting question; the hub
   acknowledges with a 👍 reaction, and explains a refused or unknown command in a reply.
   Anyone else's comment is kept, marked untrusted, and does nothing else.
-* An edit is recorded as a new untrusted message and never re-steers; when the edited
-  comment already resolved the ticket, a reply says so. A deletion is recorded.
+* The first delivery the hub sees of a comment counts as the comment being made, with
+  the comment as it is now and its ``created_at``: a ``created`` delivery, or an
+  ``edited`` one whose ``created`` failed or is late (or a poll). Exactly once: a later
+  ``created`` for the same comment id is a duplicate. An edit of a seen comment is
+  recorded as a new untrusted message and never re-steers; when the edited comment
+  already resolved the ticket, a reply says so. A deletion is recorded.
 * Issue events from people who may steer: closed → done (or cancelled when "not
   planned"), reopened → open, labels and assignee → the ticket's. Deleted or
   transferred issues end (or move) the link, with a note on the ticket.
@@ -24,6 +28,7 @@ import logging
 import re
 from collections.abc import Coroutine
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from tickethub.channels.github import render
@@ -42,7 +47,10 @@ from tickethub.services.tickets import TicketService
 
 log = logging.getLogger(__name__)
 
+# The hub's own notes to people on GitHub: not ``via="github"``, so the mirror posts them.
+NOTICE_VIA = "hub"
 _ISSUE_URL = re.compile(r"/issues/(\d+)$")
+_COMMENT_ACTIONS = frozenset({"created", "edited", "deleted", ""})  # "": polling
 
 
 def person(login: str, trusted: bool) -> Actor:
@@ -100,6 +108,8 @@ class GithubInbound:
                       check_connection: bool = False) -> str:
         """Handle a comment (``action`` created/edited/deleted; empty: infer it, as
         polling does). ``apply=False`` keeps it without acting (imports of history)."""
+        if action not in _COMMENT_ACTIONS:
+            return f"ignored: issue_comment.{action}"
         body = str(comment.get("body") or "")
         comment_id = int(comment["id"])
         connected, link, record = await asyncio.to_thread(
@@ -118,17 +128,22 @@ class GithubInbound:
             return await self._deleted(link, record, comment_id, login, body)
         body_hash = render.digest(body)
         if record is not None:
-            if record.body_hash == body_hash or record.deleted:
+            # A ``created`` after the hub saw the comment (through a late ``edited`` or a
+            # poll) carries the text before the edits: it is not news.
+            if action == "created" or record.body_hash == body_hash or record.deleted:
                 return "duplicate"
             return await self._edited(link, record, comment_id, login, body, body_hash)
         association = comment.get("author_association")
         trusted = await self._permissions.may_steer(repo, login, association)
         parsed = parse(body)
+        created_at = comment.get("created_at")
         record = CommentRecord(comment_id=comment_id, repo=repo, ticket_id=link.ticket_id,
                                author=login, trusted=trusted, body_hash=body_hash,
-                               command=parsed.name if parsed else None)
+                               command=parsed.name if parsed else None,
+                               created_at=_timestamp(created_at))
         meta = {"comment_id": comment_id, "login": login,
-                "author_association": association, "url": comment.get("html_url")}
+                "author_association": association, "url": comment.get("html_url"),
+                "created_at": created_at, "first_seen_as": action or "listed"}
         outcome, detail = await asyncio.to_thread(
             self._keep_and_apply, record, link, parsed, body, meta, apply)
         if outcome == "unknown" and isinstance(parsed, UnknownCommand):
@@ -370,6 +385,41 @@ class GithubInbound:
         await asyncio.to_thread(self._tickets.post_message, SYSTEM, link.ticket_id, note, VIA,
                                 external_id=f"{link.repo}#{link.number}:{state}")
 
+    # -- deliveries that failed for good ---------------------------------------------------
+
+    async def tell_failed(self, delivery_id: str, event: str, payload: dict[str, Any],
+                          github_down: bool) -> str:
+        """A delivery that could not be processed within the retry window: note it on the
+        ticket, addressed to whoever sent it on GitHub. The note is a hub message (not a
+        GitHub one), so the mirror posts it on the issue through the durable outbound
+        queue, which outlasts the outage that may have caused the failure."""
+        repo = str((payload.get("repository") or {}).get("full_name") or "").lower()
+        issue = payload.get("issue") or {}
+        comment = payload.get("comment") or {}
+        if event == "issue_comment" and payload.get("action") != "deleted":
+            if render.has_marker(comment.get("body")):
+                return "ignored: the hub's own comment"
+            login = str((comment.get("user") or {}).get("login") or "")
+            what, url = "comment", str(comment.get("html_url") or "")
+        elif event == "issues":
+            login = str((payload.get("sender") or {}).get("login") or "")
+            what = f"change to the issue ({payload.get('action')})"
+            url = str(issue.get("html_url") or "")
+        else:
+            return "ignored: nobody to tell"
+        link = await asyncio.to_thread(self._sync.link_by_number, repo,
+                                       int(issue.get("number") or 0)) if repo else None
+        if link is None or link.gone or not login:
+            return "ignored: nobody to tell"
+        hours = self._sync.inbox_retry.window / 3600
+        note = render.failed_delivery_note(login, what, url, hours, github_down)
+        await asyncio.to_thread(
+            self._tickets.post_message, SYSTEM, link.ticket_id, note, NOTICE_VIA,
+            external_id=f"{link.repo}:delivery:{delivery_id}:failed",
+            data={"github": {"failed_delivery": delivery_id, "event": event, "login": login,
+                             "url": url}})
+        return "told"
+
     # -- acknowledgements -----------------------------------------------------------------
 
     # Acknowledgements run beside the inbox, not in it: GitHub writes are spaced about a
@@ -395,6 +445,15 @@ class GithubInbound:
         task = asyncio.create_task(coro)
         self._acks.add(task)
         task.add_done_callback(self._acks.discard)
+
+
+def _timestamp(value: Any) -> datetime | None:
+    """GitHub's ISO 8601 time (``2026-11-22T05:00:01Z``) as an aware datetime, if it is one."""
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when.astimezone(UTC) if when.tzinfo else None
 
 
 def _not_connected(event: str, repo: str) -> str:

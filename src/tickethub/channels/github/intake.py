@@ -2,8 +2,12 @@
 
 ``/hooks/github`` only verifies, stores and wakes this loop, so GitHub gets its 2xx at
 once; a delivery stays ``pending`` until it is processed, so a crash or restart loses
-none. A failure (GitHub busy while checking a permission, a database hiccup) is retried
-later; after ``max_attempts`` the delivery is marked ``failed`` and kept for inspection.
+none. A delivery whose processing fails (GitHub down while checking a permission, a
+database hiccup) gets its own next attempt, stored, by the sync service's
+``RetrySchedule`` (exponential back-off, capped, for hours), and the worker moves on:
+one delivery that keeps failing never holds up the ones behind it. When the schedule's
+window has passed the delivery is marked ``failed``, kept for inspection, and its
+commenter is told on the issue (``GithubInbound.tell_failed``).
 """
 
 from __future__ import annotations
@@ -12,24 +16,28 @@ import asyncio
 import contextlib
 import json
 import logging
-import time
+from datetime import datetime
+from functools import partial
+from typing import Any
 
 from tickethub.channels.github.client import GitHubBusy
 from tickethub.channels.github.inbound import GithubInbound
 from tickethub.services.github_sync import GithubSyncService, InboxItem
+from tickethub.services.ports import Clock
 
 log = logging.getLogger(__name__)
 
 
 class WebhookIntake:
-    def __init__(self, sync: GithubSyncService, inbound: GithubInbound,
-                 idle_seconds: float = 5.0, backoff_seconds: float = 1.0) -> None:
+    def __init__(self, sync: GithubSyncService, inbound: GithubInbound, clock: Clock,
+                 idle_seconds: float = 5.0) -> None:
         self._sync = sync
         self._inbound = inbound
+        self._clock = clock
         self._idle = idle_seconds
-        self._backoff = backoff_seconds
         self._wake: asyncio.Event | None = None
-        self._not_before: dict[int, float] = {}
+        self._next_retry: datetime | None = None  # earliest retry this process scheduled
+        self._last_scan: datetime | None = None
         self._submitted: list[InboxItem] = []
         self._finished: set[int] = set()  # ids handled lately (a scan may race a submit)
         self.outcomes: dict[str, str] = {}  # delivery id -> outcome (recent; for tests)
@@ -56,23 +64,30 @@ class WebhookIntake:
                     await self._wake.wait()
 
     def _next_wait(self) -> float:
-        if not self._not_before:
+        # Retries scheduled before a restart are found by the idle scan.
+        if self._next_retry is None:
             return self._idle
-        return max(0.01, min(self._idle, min(self._not_before.values()) - time.monotonic()))
+        until = (self._next_retry - self._clock.now()).total_seconds()
+        return max(0.01, min(self._idle, until))
 
     async def run_once(self) -> int:
-        """Process the submitted deliveries, else the stored pending ones that are due;
-        returns how many were handled."""
+        """Process the submitted deliveries, then the stored pending ones that are due
+        (skipped while submissions keep coming, unless a retry is due or the last scan
+        is ``idle_seconds`` old); returns how many were handled."""
         handled = 0
-        if self._submitted:
-            batch, self._submitted = self._submitted, []
-            for item in batch:
-                await self._process(item)
-                handled += 1
+        batch, self._submitted = self._submitted, []
+        for item in batch:
+            await self._process(item)
+            handled += 1
+        now = self._clock.now()
+        retry_due = self._next_retry is not None and self._next_retry <= now
+        scanned_lately = (self._last_scan is not None
+                          and (now - self._last_scan).total_seconds() < self._idle)
+        if batch and not retry_due and scanned_lately:
             return handled
+        self._next_retry = None
+        self._last_scan = now
         for item in await asyncio.to_thread(self._sync.pending):
-            if self._not_before.get(item.id, 0.0) > time.monotonic():
-                continue
             await self._process(item)
             handled += 1
         return handled
@@ -85,24 +100,16 @@ class WebhookIntake:
             if not isinstance(payload, dict):
                 raise ValueError("the payload is not a JSON object")
         except ValueError as exc:
-            await asyncio.to_thread(self._sync.failed, item, f"unreadable payload: {exc}")
+            await asyncio.to_thread(partial(self._sync.failed, final=True), item,
+                                    f"unreadable payload: {exc}")
             return
         try:
             outcome = await self._inbound.handle(item.event, payload)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            wait = exc.retry_after if isinstance(exc, GitHubBusy) else (
-                self._backoff * 2 ** item.attempts)
-            retry = await asyncio.to_thread(self._sync.failed, item, repr(exc))
-            if retry:
-                self._not_before[item.id] = time.monotonic() + wait
-            else:
-                self._not_before.pop(item.id, None)
-            log.warning("GitHub delivery %s failed (%r)%s", item.delivery_id, exc,
-                        f"; retrying in {wait:.1f}s" if retry else "; giving up")
+            await self._failed(item, payload, exc)
             return
-        self._not_before.pop(item.id, None)
         if len(self._finished) > 10_000:
             self._finished.clear()
         self._finished.add(item.id)
@@ -112,3 +119,21 @@ class WebhookIntake:
             self.outcomes.clear()
         self.outcomes[item.delivery_id] = outcome
         log.debug("GitHub delivery %s (%s): %s", item.delivery_id, item.event, outcome)
+
+    async def _failed(self, item: InboxItem, payload: dict[str, Any],
+                      exc: Exception) -> None:
+        busy = isinstance(exc, GitHubBusy)
+        asked = exc.retry_after if isinstance(exc, GitHubBusy) and exc.asked else None
+        next_at = await asyncio.to_thread(self._sync.failed, item, repr(exc), asked)
+        if next_at is not None:
+            if self._next_retry is None or next_at < self._next_retry:
+                self._next_retry = next_at
+            log.warning("GitHub delivery %s failed (%r); next try at %s", item.delivery_id,
+                        exc, next_at.isoformat())
+            return
+        log.error("GitHub delivery %s failed for good after %d tries (%r)",
+                  item.delivery_id, item.attempts + 1, exc)
+        try:
+            await self._inbound.tell_failed(item.delivery_id, item.event, payload, busy)
+        except Exception:  # the delivery stays on record as failed either way
+            log.exception("could not tell about failed GitHub delivery %s", item.delivery_id)

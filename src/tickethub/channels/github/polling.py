@@ -66,6 +66,7 @@ class CommentPoller:
             return 0
         handled = 0
         page = 1
+        stopped = False
         try:
             while status != 304:
                 for comment in comments:
@@ -81,8 +82,11 @@ class CommentPoller:
                     repo, conn.poll_since, None, page)
         except Exception:
             log.exception("polling %s stopped at %s; it resumes from there", repo, since)
-        # The ETag belongs to the URL with the old ``since``; a new cursor starts afresh.
-        await self._save(conn, since, etag if since == conn.poll_since else None,
+            stopped = True
+        # The ETag belongs to the URL with the old ``since``; a new cursor starts afresh,
+        # and so does a poll that stopped early (a 304 would skip what it did not handle).
+        keep_etag = since == conn.poll_since and not stopped
+        await self._save(conn, since, etag if keep_etag else None,
                          max(self._period, interval or 0.0))
         return handled
 

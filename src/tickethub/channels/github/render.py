@@ -91,6 +91,17 @@ def edited_after_answer_reply(login: str, key: str) -> str:
             f"answer again to change it.\n\n{marker(key)}")
 
 
+def failed_delivery_note(login: str, what: str, url: str, hours: float,
+                         github_down: bool) -> str:
+    """The note for someone whose comment (or issue change) the hub gave up on."""
+    why = ("GitHub's API kept failing while the hub checked it" if github_down
+           else "processing it kept failing")
+    where = f" ({url})" if url else ""
+    return (f"@{login}, your {what}{where} could not be processed: {why} for the "
+            f"{hours:g} h the hub kept trying. It has not changed this ticket; please "
+            "post it again.")
+
+
 def _json(value: object) -> str:
     import json
 
