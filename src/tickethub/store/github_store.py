@@ -1,5 +1,5 @@
 """The GitHub channel's tables and the SQL ``GithubStore`` (migrations ``0003_github``
-and ``0008_github_inbox_retry``)."""
+and ``0010_github_inbox_retry``)."""
 
 from __future__ import annotations
 

@@ -4,16 +4,16 @@ A delivery whose processing fails (GitHub down while checking the commenter's
 permission) waits its own turn instead of holding up the deliveries behind it, and that
 turn survives a restart. NULL: due at once (new deliveries, and every row made before).
 
-Revision ID: 0008_github_inbox_retry
-Revises: 0007_deadline_indexes
+Revision ID: 0010_github_inbox_retry
+Revises: 0009_message_decisions
 Create Date: 2026-11-23
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0008_github_inbox_retry"
-down_revision = "0007_deadline_indexes"
+revision = "0010_github_inbox_retry"
+down_revision = "0009_message_decisions"
 branch_labels = None
 depends_on = None
 
