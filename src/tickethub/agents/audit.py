@@ -5,6 +5,7 @@ who/what/why in the message's data (so the event log carries it, in order)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +30,8 @@ class AuditTrail:
         """One audit line; ``outcome`` is ``done``, ``refused``, ``pending``, ``stopped``
         or ``failed``. Secrets are redacted from every text in it."""
         who = self._who
-        clean = {k: self._redact(v) if isinstance(v, str) else v for k, v in detail.items()}
+        # Every string at any depth (tool arguments are nested), through JSON.
+        clean = json.loads(self._redact(json.dumps(detail, default=str)))
         line = (f"agent {who['agent']} acting for {who['owner']}, run {who['run']}, because "
                 f"of {who['because']}: {action} {outcome}")
         if why:

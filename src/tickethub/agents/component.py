@@ -39,8 +39,10 @@ def install(hub: HubRuntime, llm: LLM | None = None) -> PersonalAgents:
     def llm_for(install: AgentInstallation) -> LLM | None:
         return model
 
-    kernel = Kernel(registry, store, hub.tickets, hub.bus, hub.clock, llm_for, box)
-    agents = PersonalAgents(AgentDirectory(registry, store, hub.clock, box), kernel, box)
+    directory = AgentDirectory(registry, store, hub.clock, box)
+    kernel = Kernel(registry, store, hub.tickets, hub.bus, hub.clock, llm_for, box,
+                    directory.open_secrets)
+    agents = PersonalAgents(directory, kernel, box)
     hub.agents = agents
     if hub.github is not None:
         github_hook.attach(kernel, hub.github.inbound, hub.github.gateway)

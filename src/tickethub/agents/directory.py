@@ -69,3 +69,8 @@ class AgentDirectory:
         if sealed is None:
             raise NotFound(f"{owner} has no secret {name!r}", field="name")
         return self._box.open(owner, name, sealed)
+
+    def open_secrets(self, owner: str) -> None:
+        """Open every secret of ``owner`` so the box redacts them from what runs write."""
+        for name in self._store.secret_names(owner):
+            self.secret(owner, name)

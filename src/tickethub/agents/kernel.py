@@ -17,6 +17,7 @@ an audit line naming the limit, the run ticket cancelled.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -54,7 +55,8 @@ class Kernel:
     def __init__(self, registry: AgentRegistry, store: SqlAgentStore,
                  tickets: TicketService, bus: TicketSignals, clock: Clock,
                  llm_for: Callable[[AgentInstallation], LLM | None],
-                 secrets: SecretBox) -> None:
+                 secrets: SecretBox,
+                 owner_secrets: Callable[[str], object] = lambda owner: None) -> None:
         self.registry = registry
         self._store = store
         self._tickets = tickets
@@ -62,6 +64,9 @@ class Kernel:
         self._clock = clock
         self._llm_for = llm_for
         self._secrets = secrets
+        # Opens the owner's sealed secrets before a run, so the box knows to redact them
+        # even when the run never uses them (a person may paste one into a comment).
+        self._owner_secrets = owner_secrets
         self.running: set[asyncio.Task[AgentRun]] = set()
 
     def claims(self, command: str) -> bool:
@@ -129,6 +134,7 @@ class Kernel:
         manifest = agent.manifest
         actor = agent_actor(manifest.name, install.owner)
         redact = self._secrets.redact
+        await asyncio.to_thread(self._owner_secrets, install.owner)
         record = await asyncio.to_thread(self._store.start_run, install.id, event.label,
                                          self._clock.now())
         ticket, _ = await asyncio.to_thread(self._tickets.ask, actor, TicketDraft(
@@ -192,8 +198,8 @@ class _Redacted:
 
     async def complete(self, messages: Sequence[Message], tools: Sequence[Tool] | None = None,
                        response_format: dict[str, Any] | None = None) -> Completion:
-        clean = [({**m, "content": self._redact(m["content"])}
-                  if isinstance(m.get("content"), str) else m) for m in messages]
+        # The whole conversation, tool calls included (a model may echo what it saw).
+        clean = json.loads(self._redact(json.dumps(list(messages))))
         return await self._llm.complete(clean, tools, response_format)
 
 
