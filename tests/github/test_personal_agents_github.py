@@ -114,3 +114,84 @@ async def test_summary_posts_a_comment_and_untrusted_text_cannot_reach_other_too
     refused = [a for a in audit if a["outcome"] == "refused"]
     assert [(a["action"], a["detail"]["reason"]) for a in refused] == [
         ("label", "scope not granted")]
+
+
+def _app_key() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM,
+                             serialization.PrivateFormat.TraditionalOpenSSL,
+                             serialization.NoEncryption()).decode()
+
+
+def _auth_of(fake: FakeGitHub, method: str, path_part: str) -> list[str]:
+    return [r.headers.get("authorization", "") for r in fake.calls(method, path_part)]
+
+
+async def test_an_app_installation_token_narrowed_to_the_repo_and_scopes(
+        runtime: HubRuntime, github: GithubChannel, fake: FakeGitHub,
+        client: httpx.AsyncClient) -> None:
+    """With a GitHub App, each run mints its own installation token for the event's
+    repository only, with just the permissions the manifest's scopes need."""
+    import json
+
+    from tickethub.agents.credentials import GithubCredentials
+
+    minted: list[dict[str, object]] = []
+
+    def app_api(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/app/installations/77/access_tokens":
+            fake.requests.append(request)
+            minted.append(json.loads(request.content))
+            return httpx.Response(201, json={
+                "token": "ghs_narrow_run_token_1", "expires_at": "2030-01-01T00:00:00Z",
+                "permissions": minted[-1]["permissions"],
+                "repository_selection": "selected"})
+        return fake.handler(request)
+
+    llm = ScriptedLLM(Completion("Fixed text."))
+    agents = _agents(runtime, llm, "comment-rewrite")
+    creds = GithubCredentials(github.gateway, api_url=runtime.settings.github_api_url,
+                              own_token=agents.directory.own_github_token,
+                              app=("12345", _app_key(), 77),
+                              transport=httpx.MockTransport(app_api))
+    agents.kernel.credentials["github"] = creds.prepare
+    issue = fake.add_issue(REPO, "Typos", "please", [], "someone")
+    comment = await _say(client, github, fake, issue["number"], LOGIN, "/rewrite Fixd txt.")
+    await eventually(lambda: fake.comments[comment["id"]]["body"] == "Fixed text.")
+    await agents.kernel.drain()
+    assert minted == [{"repositories": ["hello-world"],
+                       "permissions": {"metadata": "read", "issues": "write"}}]
+    assert _auth_of(fake, "POST", "/access_tokens")[0].startswith("Bearer ey")  # app JWT
+    assert _auth_of(fake, "PATCH", f"/comments/{comment['id']}") == [
+        "token ghs_narrow_run_token_1"]
+    (run,) = agents.directory.runs(OWNER, "comment-rewrite")
+    lines = [m for m in runtime.tickets.messages(run.ticket_id)]
+    assert any(m.data["audit"]["action"] == "credential"
+               and m.data["audit"]["outcome"] == "app-installation" for m in lines)
+    assert "ghs_narrow" not in repr(lines)
+
+
+async def test_the_owners_own_token_when_they_sealed_one(
+        runtime: HubRuntime, github: GithubChannel, fake: FakeGitHub,
+        client: httpx.AsyncClient) -> None:
+    from tickethub.agents.credentials import GithubCredentials
+
+    llm = ScriptedLLM(Completion("Fixed."))
+    agents = _agents(runtime, llm, "comment-rewrite")
+    agents.directory.set_secret(OWNER, "github-token", "ghp_alices_own_token_42")
+    creds = GithubCredentials(github.gateway, api_url=runtime.settings.github_api_url,
+                              own_token=agents.directory.own_github_token,
+                              transport=httpx.MockTransport(fake.handler))
+    agents.kernel.credentials["github"] = creds.prepare
+    issue = fake.add_issue(REPO, "Typos", "please", [], "someone")
+    comment = await _say(client, github, fake, issue["number"], LOGIN, "/rewrite Fxd.")
+    await eventually(lambda: fake.comments[comment["id"]]["body"] == "Fixed.")
+    await agents.kernel.drain()
+    assert _auth_of(fake, "PATCH", f"/comments/{comment['id']}") == [
+        "token ghp_alices_own_token_42"]
+    (run,) = agents.directory.runs(OWNER, "comment-rewrite")
+    assert "ghp_alices" not in repr(runtime.tickets.messages(run.ticket_id))
+    assert "ghp_alices" not in repr(llm.calls)

@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import httpx
+
 from tickethub.agents import github_hook
+from tickethub.agents.credentials import GithubCredentials
 from tickethub.agents.directory import AgentDirectory
 from tickethub.agents.kernel import Kernel
 from tickethub.agents.registry import default_registry
@@ -45,8 +48,22 @@ def install(hub: HubRuntime, llm: LLM | None = None) -> PersonalAgents:
     agents = PersonalAgents(directory, kernel, box)
     hub.agents = agents
     if hub.github is not None:
-        github_hook.attach(kernel, hub.github.inbound, hub.github.gateway)
+        attach_github(agents, hub)
     return agents
+
+
+def attach_github(agents: PersonalAgents, hub: HubRuntime,
+                  transport: httpx.AsyncBaseTransport | None = None) -> None:
+    """Hook the kernel to ``hub.github`` (``transport``: tests' fake GitHub)."""
+    s = hub.settings
+    app = None
+    if s.github_app_id and s.github_app_private_key and s.github_app_installation_id:
+        app = (s.github_app_id, s.github_app_private_key.get_secret_value(),
+               s.github_app_installation_id)
+    credentials = GithubCredentials(hub.github.gateway, api_url=s.github_api_url,
+                                    own_token=agents.directory.own_github_token, app=app,
+                                    transport=transport)
+    github_hook.attach(agents.kernel, hub.github.inbound, hub.github.gateway, credentials)
 
 
 def _configured_llm(hub: HubRuntime) -> LLM | None:

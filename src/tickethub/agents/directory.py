@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tickethub.agents.credentials import OWN_TOKEN_SECRET
 from tickethub.agents.registry import AgentRegistry
 from tickethub.agents.secrets import SecretBox
 from tickethub.domain.agent_runs import AgentInstallation, AgentRun
@@ -74,3 +75,8 @@ class AgentDirectory:
         """Open every secret of ``owner`` so the box redacts them from what runs write."""
         for name in self._store.secret_names(owner):
             self.secret(owner, name)
+
+    def own_github_token(self, owner: str) -> str | None:
+        """The GitHub token ``owner`` sealed for their agents to use, if any."""
+        sealed = self._store.get_secret(owner, OWN_TOKEN_SECRET)
+        return self._box.open(owner, OWN_TOKEN_SECRET, sealed) if sealed else None

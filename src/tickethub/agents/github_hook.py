@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from tickethub.agents.credentials import GithubCredentials
 from tickethub.agents.github_events import agent_event
 from tickethub.agents.kernel import Kernel
 from tickethub.channels.github.client import GitHubGateway
@@ -13,9 +14,12 @@ from tickethub.channels.github.client import GitHubGateway
 log = logging.getLogger(__name__)
 
 
-def attach(kernel: Kernel, inbound: Any, gateway: GitHubGateway) -> None:
+def attach(kernel: Kernel, inbound: Any, gateway: GitHubGateway,
+           credentials: GithubCredentials | None = None) -> None:
     """Route ``inbound``'s deliveries to ``kernel``; results go back through ``gateway``
-    (the hub's GitHub client; the tools the manifest grants bound what a run can do)."""
+    (the hub's GitHub client) unless ``credentials`` binds a run to a narrower token."""
+    if credentials is not None:
+        kernel.credentials["github"] = credentials.prepare
 
     async def listener(event: str, payload: dict[str, Any]) -> None:
         try:

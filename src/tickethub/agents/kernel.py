@@ -19,14 +19,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from tickethub.agents import context as context_builder
 from tickethub.agents.audit import VIA, AuditTrail
 from tickethub.agents.budget import Budget, BudgetExceeded
 from tickethub.agents.events import AgentEvent
-from tickethub.agents.manifest import TriggerKind
+from tickethub.agents.manifest import Manifest, TriggerKind
 from tickethub.agents.plugin import PersonalAgent
 from tickethub.agents.registry import AgentRegistry
 from tickethub.agents.run import Run
@@ -68,6 +68,10 @@ class Kernel:
         # even when the run never uses them (a person may paste one into a comment).
         self._owner_secrets = owner_secrets
         self.running: set[asyncio.Task[AgentRun]] = set()
+        # Per source, what binds a run's surface to the credential it writes with
+        # (``agents/credentials.py`` for GitHub): returns the event and the kind used.
+        self.credentials: dict[str, Callable[[AgentInstallation, Manifest, AgentEvent],
+                                             Awaitable[tuple[AgentEvent, str]]]] = {}
 
     def claims(self, command: str) -> bool:
         """True when some installed agent answers to ``/command`` (the GitHub channel
@@ -154,6 +158,10 @@ class Kernel:
             llm = self._llm_for(install)
             if llm is None:
                 raise RuntimeError("no model is configured for personal agents")
+            prepare = self.credentials.get(event.source)
+            if prepare is not None:
+                event, credential = await prepare(install, manifest, event)
+                await audit.record("credential", credential)
             identity = install.identities.get(event.source)
             ctx = await context_builder.build(event, identity, manifest.context_chars,
                                               redact)
