@@ -86,13 +86,17 @@ class Kernel:
         (the caller need not wait: runs go on beside the channel's inbox)."""
         if event.author_is_bot or is_agent_text(event.text):
             return []
-        installs = await asyncio.to_thread(self._store.installations, None, True)
+        # Most events (plain comments) trigger no agent at all: decide that from the
+        # manifests alone, and read only the installations of agents that might match.
+        candidates = {name: agent for name in self.registry.names()
+                      if _might_match(agent := self.registry.get(name), event)}
+        if not candidates:
+            return []
+        installs = await asyncio.to_thread(self._store.installations, None, True,
+                                           sorted(candidates))
         tasks = []
         for install in installs:
-            try:
-                agent = self.registry.get(install.agent)
-            except Exception:  # the plugin was removed; its install waits
-                continue
+            agent = candidates[install.agent]
             if self._matches(agent, install, event):
                 task = asyncio.create_task(self.execute(install, agent, event))
                 self.running.add(task)
@@ -194,6 +198,21 @@ class Kernel:
         """Wait for the runs in flight (tests, shutdown)."""
         while self.running:
             await asyncio.gather(*list(self.running), return_exceptions=True)
+
+
+def _might_match(agent: PersonalAgent, event: AgentEvent) -> bool:
+    """Whether some owner's installation of ``agent`` could be triggered by ``event``
+    (``Kernel._matches`` without the owner)."""
+    words = event.text.strip().split(maxsplit=1)
+    first = words[0] if words else ""
+    for trigger in agent.manifest.triggers:
+        if trigger.kind is TriggerKind.COMMAND and first == trigger.value:
+            return True
+        if trigger.kind is TriggerKind.MENTION and "@" in event.text:
+            return True
+        if trigger.kind is TriggerKind.EVENT and event.name == trigger.value:
+            return True
+    return False
 
 
 class _Redacted:

@@ -43,6 +43,7 @@ agent_installations = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     UniqueConstraint("owner", "agent", name="uq_agent_installations_owner_agent"),
+    Index("ix_agent_installations_agent", "agent"),  # routing reads by agent
 )
 
 agent_runs = Table(
@@ -123,9 +124,11 @@ class SqlAgentStore:
                 agent_installations.c.agent == agent)).first()
         return _install(row) if row is not None else None
 
-    def installations(self, owner: str | None = None, enabled_only: bool = False
-                      ) -> list[AgentInstallation]:
+    def installations(self, owner: str | None = None, enabled_only: bool = False,
+                      agents: list[str] | None = None) -> list[AgentInstallation]:
         query = select(agent_installations).order_by(agent_installations.c.id)
+        if agents is not None:
+            query = query.where(agent_installations.c.agent.in_(agents))
         if owner is not None:
             query = query.where(agent_installations.c.owner == owner)
         if enabled_only:

@@ -30,6 +30,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("owner", "agent", name="uq_agent_installations_owner_agent"),
     )
+    op.create_index("ix_agent_installations_agent", "agent_installations", ["agent"])
     op.create_table(
         "agent_runs",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
@@ -64,4 +65,5 @@ def downgrade() -> None:
     op.drop_table("agent_secrets")
     op.drop_index("ix_agent_runs_installation", table_name="agent_runs")
     op.drop_table("agent_runs")
+    op.drop_index("ix_agent_installations_agent", table_name="agent_installations")
     op.drop_table("agent_installations")
