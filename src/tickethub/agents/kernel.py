@@ -81,9 +81,11 @@ class Kernel:
 
     # -- routing ---------------------------------------------------------------------------
 
-    async def dispatch(self, event: AgentEvent) -> list[asyncio.Task[AgentRun]]:
-        """Start a run for every installation the event triggers; returns their tasks
-        (the caller need not wait: runs go on beside the channel's inbox)."""
+    async def dispatch(self, event: AgentEvent, owner: str | None = None
+                       ) -> list[asyncio.Task[AgentRun]]:
+        """Start a run for every installation the event triggers (only ``owner``'s, when
+        given); returns their tasks (the caller need not wait: runs go on beside the
+        channel's inbox)."""
         if event.author_is_bot or is_agent_text(event.text):
             return []
         # Most events (plain comments) trigger no agent at all: decide that from the
@@ -92,7 +94,7 @@ class Kernel:
                       if _might_match(agent := self.registry.get(name), event)}
         if not candidates:
             return []
-        installs = await asyncio.to_thread(self._store.installations, None, True,
+        installs = await asyncio.to_thread(self._store.installations, owner, True,
                                            sorted(candidates))
         tasks = []
         for install in installs:
@@ -107,7 +109,7 @@ class Kernel:
     @staticmethod
     def _matches(agent: PersonalAgent, install: AgentInstallation, event: AgentEvent
                  ) -> bool:
-        identity = install.identities.get(event.source)
+        identity = _identity(install, event.source)
         words = event.text.strip().split(maxsplit=1)
         first = words[0] if words else ""
         for trigger in agent.manifest.triggers:
@@ -124,14 +126,16 @@ class Kernel:
 
     async def event_in(self, source: str, name: str, author: str, text: str,
                        ticket_id: int, *, comment_id: str | None = None,
-                       payload: dict[str, Any] | None = None
+                       payload: dict[str, Any] | None = None, owner: str | None = None
                        ) -> list[asyncio.Task[AgentRun]]:
         """One event from a channel whose threads are hub tickets (chat rooms, inbound
-        webhooks): ``author`` is the writer's identity on ``source``."""
+        webhooks): ``author`` is the writer's identity on ``source``; ``owner`` limits
+        it to one person's installations (a webhook signed with their secret)."""
         surface = TicketSurface(self._tickets, ticket_id, Actor(f"agents:{source}",
                                                                Role.AGENT), source)
         return await self.dispatch(AgentEvent(name, author, text, surface,
-                                              comment_id=comment_id, payload=payload or {}))
+                                              comment_id=comment_id, payload=payload or {}),
+                                   owner)
 
     # -- one run ---------------------------------------------------------------------------
 
@@ -166,7 +170,7 @@ class Kernel:
             if prepare is not None:
                 event, credential = await prepare(install, manifest, event)
                 await audit.record("credential", credential)
-            identity = install.identities.get(event.source)
+            identity = _identity(install, event.source)
             ctx = await context_builder.build(event, identity, manifest.context_chars,
                                               redact)
             tools = Toolbox(manifest=manifest, event=event, actor=actor,
@@ -198,6 +202,13 @@ class Kernel:
         """Wait for the runs in flight (tests, shutdown)."""
         while self.running:
             await asyncio.gather(*list(self.running), return_exceptions=True)
+
+
+def _identity(install: AgentInstallation, source: str) -> str | None:
+    """The owner's name on ``source``; on signed webhooks (only the owner holds the
+    secret) their hub name unless they set one."""
+    found = install.identities.get(source)
+    return found or (install.owner if source == "webhook" else None)
 
 
 def _might_match(agent: PersonalAgent, event: AgentEvent) -> bool:
