@@ -233,3 +233,34 @@ def _draft(title: str) -> Any:
     from tickethub.domain.tickets import TicketDraft
 
     return TicketDraft(kind=Kind.INFO, title=title)
+
+
+async def test_a_schedule_runs_when_due_once_per_period() -> None:
+    from datetime import timedelta
+
+    from tickethub.agents.schedules import run_due
+
+    class Clock:
+        def __init__(self, start: Any) -> None:
+            self.at = start
+
+        def now(self) -> Any:
+            return self.at
+
+    llm = ScriptedLLM(calls(("comment", {"body": "daily digest"})), "ok",
+                      calls(("comment", {"body": "again"})), "ok")
+    async with AgentHarness(Tooly(["comment"], triggers=["every 1h"]), llm,
+                            source="schedule") as hub:
+        clock = Clock(hub.hub.clock.now())
+        args = (hub.agents.kernel, hub.agents.kernel._store, hub.hub.tickets, clock)
+        (first,) = [await t for t in await run_due(*args)]
+        assert first.status is RunStatus.DONE and first.trigger == "schedule:every 1h"
+        assert await run_due(*args) == []  # not due yet
+        clock.at += timedelta(minutes=61)
+        (second,) = [await t for t in await run_due(*args)]
+        assert second.status is RunStatus.DONE
+        thread = hub.hub.tickets.list(TicketQuery(ref=("agent_schedule", "1"))).items
+        assert len(thread) == 1 and thread[0].assignee == "owner"
+        bodies = [m.body.split("\n\n")[0] for m in hub.hub.tickets.messages(thread[0].id)]
+        assert bodies == ["daily digest", "again"]
+        assert await hub.say("/go", author="owner") is None  # no command trigger

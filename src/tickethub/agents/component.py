@@ -13,6 +13,7 @@ from tickethub.agents.credentials import GithubCredentials
 from tickethub.agents.directory import AgentDirectory
 from tickethub.agents.kernel import Kernel
 from tickethub.agents.registry import default_registry
+from tickethub.agents.schedules import ScheduleLoop
 from tickethub.agents.secrets import SecretBox, load_key
 from tickethub.domain.agent_runs import AgentInstallation
 from tickethub.llm.port import LLM
@@ -29,9 +30,10 @@ class PersonalAgents:
     box: SecretBox
 
 
-def install(hub: HubRuntime, llm: LLM | None = None) -> PersonalAgents:
+def install(hub: HubRuntime, llm: LLM | None = None, *, loops: bool = False
+            ) -> PersonalAgents:
     """Build personal agents on ``hub``; ``llm`` overrides the configured model (tests
-    pass a ``ScriptedLLM``)."""
+    pass a ``ScriptedLLM``); ``loops`` adds the schedule loop to the hub's loops."""
     s = hub.settings
     registry = default_registry(s.agents_plugins)
     box = SecretBox(load_key(s.data_dir, s.agents_secret_key.get_secret_value()
@@ -47,6 +49,8 @@ def install(hub: HubRuntime, llm: LLM | None = None) -> PersonalAgents:
                     directory.open_secrets)
     agents = PersonalAgents(directory, kernel, box)
     hub.agents = agents
+    if loops:
+        hub.add_loop(ScheduleLoop(kernel, store, hub.tickets, hub.clock).run)
     if hub.github is not None:
         attach_github(agents, hub)
     return agents

@@ -26,7 +26,7 @@ from tickethub.agents import context as context_builder
 from tickethub.agents.audit import VIA, AuditTrail
 from tickethub.agents.budget import Budget, BudgetExceeded
 from tickethub.agents.events import AgentEvent
-from tickethub.agents.manifest import Manifest, TriggerKind
+from tickethub.agents.manifest import Manifest, Trigger, TriggerKind
 from tickethub.agents.plugin import PersonalAgent
 from tickethub.agents.registry import AgentRegistry
 from tickethub.agents.run import Run
@@ -81,8 +81,8 @@ class Kernel:
 
     # -- routing ---------------------------------------------------------------------------
 
-    async def dispatch(self, event: AgentEvent, owner: str | None = None
-                       ) -> list[asyncio.Task[AgentRun]]:
+    async def dispatch(self, event: AgentEvent, owner: str | None = None,
+                       only: str | None = None) -> list[asyncio.Task[AgentRun]]:
         """Start a run for every installation the event triggers (only ``owner``'s, when
         given); returns their tasks (the caller need not wait: runs go on beside the
         channel's inbox)."""
@@ -91,7 +91,8 @@ class Kernel:
         # Most events (plain comments) trigger no agent at all: decide that from the
         # manifests alone, and read only the installations of agents that might match.
         candidates = {name: agent for name in self.registry.names()
-                      if _might_match(agent := self.registry.get(name), event)}
+                      if (only is None or name == only)
+                      and _might_match(agent := self.registry.get(name), event)}
         if not candidates:
             return []
         installs = await asyncio.to_thread(self._store.installations, owner, True,
@@ -120,14 +121,14 @@ class Kernel:
             elif trigger.kind is TriggerKind.MENTION:
                 if identity and event.author != identity and f"@{identity}" in event.text:
                     return True
-            elif trigger.kind is TriggerKind.EVENT and event.name == trigger.value:
+            elif _fires_for_anyone(trigger, event):
                 return True
         return False
 
     async def event_in(self, source: str, name: str, author: str, text: str,
                        ticket_id: int, *, comment_id: str | None = None,
-                       payload: dict[str, Any] | None = None, owner: str | None = None
-                       ) -> list[asyncio.Task[AgentRun]]:
+                       payload: dict[str, Any] | None = None, owner: str | None = None,
+                       only: str | None = None) -> list[asyncio.Task[AgentRun]]:
         """One event from a channel whose threads are hub tickets (chat rooms, inbound
         webhooks): ``author`` is the writer's identity on ``source``; ``owner`` limits
         it to one person's installations (a webhook signed with their secret)."""
@@ -135,7 +136,7 @@ class Kernel:
                                                                Role.AGENT), source)
         return await self.dispatch(AgentEvent(name, author, text, surface,
                                               comment_id=comment_id, payload=payload or {}),
-                                   owner)
+                                   owner, only)
 
     # -- one run ---------------------------------------------------------------------------
 
@@ -221,9 +222,17 @@ def _might_match(agent: PersonalAgent, event: AgentEvent) -> bool:
             return True
         if trigger.kind is TriggerKind.MENTION and "@" in event.text:
             return True
-        if trigger.kind is TriggerKind.EVENT and event.name == trigger.value:
+        if _fires_for_anyone(trigger, event):
             return True
     return False
+
+
+def _fires_for_anyone(trigger: Trigger, event: AgentEvent) -> bool:
+    """Event and schedule triggers fire whoever wrote the event."""
+    if trigger.kind is TriggerKind.EVENT:
+        return event.source != "schedule" and event.name == trigger.value
+    return (trigger.kind is TriggerKind.SCHEDULE and event.source == "schedule"
+            and event.name == trigger.value)
 
 
 class _Redacted:

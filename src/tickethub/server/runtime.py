@@ -97,7 +97,7 @@ class HubRuntime:
         if settings.agents_enabled:
             from tickethub.agents.component import install as install_agents
 
-            install_agents(self)
+            install_agents(self, loops=True)
 
     def add_loop(self, start: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``start()`` as a background task while the hub runs; call before
