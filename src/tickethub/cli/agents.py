@@ -150,7 +150,7 @@ def runs(owner: str | None, agent_name: str | None, limit: int, as_json: bool,
     with local_runtime(data_dir) as runtime:
         found = _agents(runtime).directory.runs(owner, agent_name, limit)
     if as_json:
-        output.echo_json([{**output._plain(r), "used": r.used.as_dict()} for r in found])
+        output.echo_json(found)
         return
     for r in found:
         u = r.used
