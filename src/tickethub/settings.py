@@ -229,6 +229,21 @@ class Settings(BaseSettings):
     smtp_user: str | None = Field(None, description="SMTP login, if the server wants one.")
     smtp_password: SecretStr | None = Field(None, description="SMTP password.")
     smtp_starttls: bool = Field(True, description="Use STARTTLS when the server offers it.")
+
+    # Personal agents (agents/, docs/personal-agents.md)
+    agents_enabled: bool = Field(True, description="Run people's personal agents (built-ins "
+                                 "and the `tickethub.agents` entry points).")
+    agents_plugins: list[str] = Field([], description="More agents to load, as "
+                                      "`module:attribute` (beside the entry points).")
+    agents_secret_key: SecretStr | None = Field(None, description="Key (32 bytes, URL-safe "
+                                                "base64) that seals people's agent secrets; "
+                                                "unset: agent-secrets.key in data_dir (0600).")
+    agents_llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint "
+                                            "agents use; default upstream_base_url.")
+    agents_llm_api_key: SecretStr | None = Field(None, description="Its API key; default "
+                                                 "upstream_api_key.")
+    agents_llm_model: str = Field("gpt-4o-mini", description="Model personal agents ask.")
+
     @classmethod
     def settings_customise_sources(
         cls,

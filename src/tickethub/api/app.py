@@ -12,6 +12,7 @@ from tickethub import __version__
 from tickethub.api import admin, agent_protocol, events, hooks_github, mcp_server, problems, tickets
 from tickethub.api import openai as openai_door
 from tickethub.api.deps import call
+from tickethub.api.hooks_agents import router as agents_hooks
 from tickethub.api.limits import BodySizeLimit
 from tickethub.server.runtime import HubRuntime
 from tickethub.web import mount as mount_web
@@ -59,6 +60,7 @@ def create_app(hub: HubRuntime) -> FastAPI:
     app.include_router(events.router)
     app.include_router(admin.router)
     app.include_router(hooks_github.router)  # GitHub webhooks (channels/github)
+    app.include_router(agents_hooks)  # events for personal agents (agents/)
     app.include_router(agent_protocol.router)
     app.state.lifespan_hooks = [openai_door.lifespan, agent_protocol.lifespan]
     app.include_router(openai_door.router)

@@ -69,6 +69,10 @@ from tickethub.cli.github import github as _github_command  # noqa: E402
 
 cli.add_command(_github_command)  # GitHub channel (cli/github.py, docs/github.md)
 
+from tickethub.cli.agents import agent as _agent_command  # noqa: E402
+
+cli.add_command(_agent_command)  # personal agents (cli/agents.py, docs/personal-agents.md)
+
 
 def main() -> None:
     cli()

@@ -99,6 +99,12 @@ class HubRuntime:
             from tickethub.channels.email import install as install_email
 
             install_email(self)
+        # Personal agents (agents/, docs/personal-agents.md): hooked to GitHub when it is on.
+        self.agents: Any = None
+        if settings.agents_enabled:
+            from tickethub.agents.component import install as install_agents
+
+            install_agents(self, loops=True)
 
     def add_loop(self, start: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``start()`` as a background task while the hub runs; call before

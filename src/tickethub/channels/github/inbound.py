@@ -26,7 +26,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -77,6 +77,11 @@ class GithubInbound:
         self._clock = clock
         self.importer: Any = None  # GithubImporter, set by install(); imports by label
         self._acks: set[asyncio.Task[None]] = set()
+        # Others that see every delivery first (personal agents, agents/github_hook.py);
+        # a listener must return quickly and never raise. ``claims`` names slash commands
+        # a listener answers, so they get no "unknown command" reply here.
+        self.listeners: list[Callable[[str, dict[str, Any]], Awaitable[None]]] = []
+        self.claims: Callable[[str], bool] = lambda command: False
 
     # -- dispatch -------------------------------------------------------------------------
 
@@ -84,6 +89,8 @@ class GithubInbound:
         """Process one webhook delivery; returns what happened, for logs and tests."""
         if event == "ping":
             return "ping"
+        for listener in self.listeners:
+            await listener(event, payload)
         repo = str((payload.get("repository") or {}).get("full_name") or "").lower()
         if not repo:
             return "ignored: no repository"
@@ -146,7 +153,8 @@ class GithubInbound:
                 "created_at": created_at, "first_seen_as": action or "listed"}
         outcome, detail = await asyncio.to_thread(
             self._keep_and_apply, record, link, parsed, body, meta, apply)
-        if outcome == "unknown" and isinstance(parsed, UnknownCommand):
+        if (outcome == "unknown" and isinstance(parsed, UnknownCommand)
+                and not self.claims(parsed.name)):
             await self._reply(link, f"reply:{comment_id}",
                               render.unknown_command_reply(parsed.name, f"reply:{comment_id}"))
             await self._react(repo, comment_id, "confused")

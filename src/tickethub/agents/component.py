@@ -1,0 +1,82 @@
+"""Personal agents as a hub component: ``install(hub)`` builds the registry, the
+directory and the kernel, and hooks the kernel to the GitHub channel when it is on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import httpx
+
+from tickethub.agents import github_hook
+from tickethub.agents.credentials import GithubCredentials
+from tickethub.agents.directory import AgentDirectory
+from tickethub.agents.kernel import Kernel
+from tickethub.agents.registry import default_registry
+from tickethub.agents.schedules import ScheduleLoop
+from tickethub.agents.secrets import SecretBox, load_key
+from tickethub.domain.agent_runs import AgentInstallation
+from tickethub.llm.port import LLM
+from tickethub.store.agents_store import SqlAgentStore
+
+if TYPE_CHECKING:
+    from tickethub.server.runtime import HubRuntime
+
+
+@dataclass
+class PersonalAgents:
+    directory: AgentDirectory
+    kernel: Kernel
+    box: SecretBox
+
+
+def install(hub: HubRuntime, llm: LLM | None = None, *, loops: bool = False
+            ) -> PersonalAgents:
+    """Build personal agents on ``hub``; ``llm`` overrides the configured model (tests
+    pass a ``ScriptedLLM``); ``loops`` adds the schedule loop to the hub's loops."""
+    s = hub.settings
+    registry = default_registry(s.agents_plugins)
+    box = SecretBox(load_key(s.data_dir, s.agents_secret_key.get_secret_value()
+                             if s.agents_secret_key else None))
+    store = SqlAgentStore(hub.store)
+    model = llm if llm is not None else _configured_llm(hub)
+
+    def llm_for(install: AgentInstallation) -> LLM | None:
+        return model
+
+    directory = AgentDirectory(registry, store, hub.clock, box)
+    kernel = Kernel(registry, store, hub.tickets, hub.bus, hub.clock, llm_for, box,
+                    directory.open_secrets)
+    agents = PersonalAgents(directory, kernel, box)
+    hub.agents = agents
+    if loops:
+        hub.add_loop(ScheduleLoop(kernel, store, hub.tickets, hub.clock).run)
+    if hub.github is not None:
+        attach_github(agents, hub)
+    return agents
+
+
+def attach_github(agents: PersonalAgents, hub: HubRuntime,
+                  transport: httpx.AsyncBaseTransport | None = None) -> None:
+    """Hook the kernel to ``hub.github`` (``transport``: tests' fake GitHub)."""
+    s = hub.settings
+    app = None
+    if s.github_app_id and s.github_app_private_key and s.github_app_installation_id:
+        app = (s.github_app_id, s.github_app_private_key.get_secret_value(),
+               s.github_app_installation_id)
+    credentials = GithubCredentials(hub.github.gateway, api_url=s.github_api_url,
+                                    own_token=agents.directory.own_github_token, app=app,
+                                    transport=transport)
+    github_hook.attach(agents.kernel, hub.github.inbound, hub.github.gateway, credentials)
+
+
+def _configured_llm(hub: HubRuntime) -> LLM | None:
+    s = hub.settings
+    base_url = s.agents_llm_base_url or s.upstream_base_url
+    if not base_url:
+        return None
+    from tickethub.llm.openai_compatible import OpenAICompatible
+
+    key = s.agents_llm_api_key or s.upstream_api_key
+    return OpenAICompatible(base_url, key.get_secret_value() if key else None,
+                            model=s.agents_llm_model)

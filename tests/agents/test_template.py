@@ -1,0 +1,42 @@
+"""``tickethub agent new``: the generated project declares its entry point and passes
+its own tests."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tickethub.cli.main import cli
+
+
+def test_new_project_passes_its_own_tests(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["agent", "new", "standup-notes", "--dir",
+                                      str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    root = tmp_path / "standup-notes"
+    meta = tomllib.loads((root / "pyproject.toml").read_text())
+    assert meta["project"]["entry-points"]["tickethub.agents"] == {
+        "standup-notes": "standup_notes:agent"}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                          cwd=root, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+
+
+@pytest.mark.parametrize("name", ["Bad", "x", "9lives"])
+def test_a_bad_name_is_refused(tmp_path: Path, name: str) -> None:
+    result = CliRunner().invoke(cli, ["agent", "new", name, "--dir", str(tmp_path)])
+    assert result.exit_code == 6
+    assert "field name" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_existing_folder_is_not_overwritten(tmp_path: Path) -> None:
+    (tmp_path / "mine").mkdir()
+    result = CliRunner().invoke(cli, ["agent", "new", "mine", "--dir", str(tmp_path)])
+    assert result.exit_code == 5
