@@ -14,7 +14,11 @@ from enum import StrEnum
 from typing import Any
 
 from tickethub.errors import ValidationFailed
-from tickethub.services import answer_schema
+from tickethub.services.answer_schema import SchemaChecker
+
+# Manifests and configurations are checked by the same offline, RE2-backed checker as
+# every caller schema (default limits; small documents, so no worker processes).
+_SCHEMAS = SchemaChecker()
 
 
 class TriggerKind(StrEnum):
@@ -125,7 +129,7 @@ class Manifest:
                                    field="manifest.sensitive")
         schema = data.get("config_schema")
         if schema is not None:
-            answer_schema.check_schema(schema, "manifest.config_schema")
+            _SCHEMAS.check_schema(schema, "manifest.config_schema")
         limits = data.get("limits") or {}
         if not isinstance(limits, dict):
             raise ValidationFailed("limits must be an object", field="manifest.limits")
@@ -143,7 +147,7 @@ class Manifest:
         ``config`` satisfies the agent's configuration schema."""
         if not isinstance(config, dict):
             raise ValidationFailed("configuration must be an object", field="config")
-        answer_schema.validate(config, self.config_schema, "config")
+        _SCHEMAS.validate(config, self.config_schema, "config")
 
     def commands(self) -> frozenset[str]:
         """The slash commands (without '/') this agent answers to."""

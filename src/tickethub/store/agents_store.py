@@ -1,4 +1,4 @@
-"""Personal agents' tables and their SQL store (migration ``0008_personal_agents``):
+"""Personal agents' tables and their SQL store (migration ``0011_personal_agents``):
 installations, runs, and the owners' sealed secrets (ciphertext only; the key is not in
 the database)."""
 

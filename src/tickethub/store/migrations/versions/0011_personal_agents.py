@@ -1,7 +1,7 @@
 """personal agents: installations, runs and sealed secrets
 
-Revision ID: 0008_personal_agents
-Revises: 0007_deadline_indexes
+Revision ID: 0011_personal_agents
+Revises: 0010_github_inbox_retry
 Create Date: 2026-11-23
 """
 
@@ -10,8 +10,8 @@ from alembic import op
 
 _TS = sa.DateTime(timezone=True)
 
-revision = "0008_personal_agents"
-down_revision = "0007_deadline_indexes"
+revision = "0011_personal_agents"
+down_revision = "0010_github_inbox_retry"
 branch_labels = None
 depends_on = None
 
