@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Query, Response
 
 from tickethub.api.deps import admin_actor, call, current_actor, runtime
 from tickethub.api.schemas import ActorOut, TokenIn, TokenOut, WebhookIn, WebhookOut
+from tickethub.api.wire_types import Id
 from tickethub.domain.actors import Actor, Role
 from tickethub.server.runtime import HubRuntime
 
@@ -40,7 +41,7 @@ async def list_tokens(hub: Hub, admin: Admin) -> list[TokenOut]:
 
 
 @router.delete("/tokens/{token_id}", status_code=204, summary="Revoke a token")
-async def revoke_token(token_id: int, hub: Hub, admin: Admin) -> Response:
+async def revoke_token(token_id: Id, hub: Hub, admin: Admin) -> Response:
     await call(hub.auth.revoke, admin, token_id)
     return Response(status_code=204)
 
@@ -62,7 +63,7 @@ async def list_webhooks(hub: Hub, admin: Admin) -> list[WebhookOut]:
 
 
 @router.delete("/webhooks/{webhook_id}", status_code=204, summary="Remove a webhook")
-async def delete_webhook(webhook_id: int, hub: Hub, admin: Admin) -> Response:
+async def delete_webhook(webhook_id: Id, hub: Hub, admin: Admin) -> Response:
     await call(hub.webhooks.remove, admin, webhook_id)
     return Response(status_code=204)
 

@@ -23,6 +23,7 @@ from tickethub.domain.actors import (
 from tickethub.domain.events import EventType, NewEvent
 from tickethub.domain.messages import Message, MessageKind
 from tickethub.domain.status import Kind, Status
+from tickethub.domain.text import first_with_nul
 from tickethub.domain.tickets import Answer, Ticket, TicketDraft, TicketQuery, normalize_labels
 from tickethub.errors import (
     IdempotencyKeyReused,
@@ -68,6 +69,8 @@ class TicketService:
             return self._load(uow, ticket_id)
 
     def list(self, query: TicketQuery) -> Page:
+        self._refuse_nul(label=query.label, assignee=query.assignee,
+                         created_by=query.created_by, q=query.q, ref=query.ref)
         with self._store.read() as uow:
             rows = uow.tickets.list(replace(query, limit=query.limit + 1))
         more = len(rows) > query.limit
@@ -127,6 +130,14 @@ class TicketService:
         self._notifier.notify(event.seq, [ticket])
         return ticket, True
 
+    @staticmethod
+    def _refuse_nul(**fields: str | Sequence[str] | None) -> None:
+        """422 naming the first field holding a NUL (``domain/text.py``): doors without
+        a wire schema (mail, GitHub, MCP) reach the store only through here."""
+        field = first_with_nul(fields)
+        if field is not None:
+            raise ValidationFailed("must not contain NUL characters", field=field)
+
     def post_message(
         self,
         actor: Actor,
@@ -142,6 +153,7 @@ class TicketService:
         changes nothing. ``trusted`` may only lower what the actor's role allows."""
         if not body.strip():
             raise ValidationFailed("a message needs a body", field="body")
+        self._refuse_nul(body=body, external_id=external_id)
         now = self._clock.now()
         with self._store.write() as uow:
             ticket = self._load(uow, ticket_id)
@@ -178,6 +190,7 @@ class TicketService:
         require_responder(actor, "answering")
         if (text is None or not text.strip()) and data is None:
             raise ValidationFailed("an answer needs text or data", field="text")
+        self._refuse_nul(text=text)
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
             if data is not None:
@@ -201,6 +214,7 @@ class TicketService:
     ) -> Ticket:
         """Approve an approval, optionally with an edited proposal that must match its schema."""
         require_responder(actor, "approving")
+        self._refuse_nul(comment=comment)
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
             require_not_own_approval(actor, ticket.created_by)
@@ -222,6 +236,7 @@ class TicketService:
         expected_version: int | None = None,
     ) -> Ticket:
         require_responder(actor, "denying")
+        self._refuse_nul(reason=reason)
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
             require_not_own_approval(actor, ticket.created_by)
@@ -253,6 +268,7 @@ class TicketService:
             raise ValidationFailed("deferring needs 'until'", field="until")
         if until is not None and target is not Status.DEFERRED:
             raise ValidationFailed("'until' is only for deferring", field="until")
+        self._refuse_nul(reason=reason)
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
             require_owner_or_responder(actor, ticket.created_by, f"moving a ticket to {target}")
@@ -283,6 +299,7 @@ class TicketService:
     ) -> Ticket:
         if assignee is not None and not assignee.strip():
             raise ValidationFailed("assignee must be a name or null", field="assignee")
+        self._refuse_nul(assignee=assignee)
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
             require_owner_or_responder(actor, ticket.created_by, "assigning")
@@ -297,6 +314,7 @@ class TicketService:
         self, actor: Actor, ticket_id: int, add: Sequence[str], remove: Sequence[str], *,
         expected_version: int | None = None,
     ) -> Ticket:
+        self._refuse_nul(add=add, remove=remove)
         remove_set = set(normalize_labels(tuple(remove)))
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
@@ -356,6 +374,8 @@ class TicketService:
     def _checked_draft(draft: TicketDraft) -> TicketDraft:
         if not draft.title.strip():
             raise ValidationFailed("a ticket needs a title", field="title")
+        TicketService._refuse_nul(title=draft.title, body=draft.body, labels=draft.labels,
+                                  assignee=draft.assignee)
         if draft.response_schema is not None:
             answer_schema.check_schema(draft.response_schema)
         if draft.kind is Kind.APPROVAL and draft.proposal is not None:
