@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tickethub.errors import TickethubError
 
@@ -82,14 +83,46 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     })
 
 
+class UnexpectedErrors:
+    """Any other error, as the problem+json 500 of :func:`_unexpected`.
+
+    Not an exception handler: Starlette re-raises after a handler for ``Exception`` has
+    answered, and the server then drops the keep-alive connection without a
+    ``Connection: close``, so the client's next request on it fails. Here the error ends
+    with the response. Once a response has started (a stream) it cannot be replaced, so
+    the error goes on to the server, which closes that connection."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as exc:
+            if started:
+                raise
+            response = await _unexpected(Request(scope), exc)
+            await response(scope, receive, send)
+
+
 HANDLERS = {
     TickethubError: _tickethub_error,
     RequestValidationError: _validation_error,
     HTTPException: _http_error,
-    Exception: _unexpected,
 }
 
 
 def install(app: FastAPI) -> None:
     for exc_class, handler in HANDLERS.items():
         app.add_exception_handler(exc_class, handler)
+    app.add_middleware(UnexpectedErrors)
