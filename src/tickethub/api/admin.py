@@ -7,12 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Response
 
 from tickethub.api.deps import admin_actor, call, current_actor, runtime
+from tickethub.api.problems import PROBLEM_RESPONSES
 from tickethub.api.schemas import ActorOut, TokenIn, TokenOut, WebhookIn, WebhookOut
 from tickethub.api.wire_types import Id
 from tickethub.domain.actors import Actor, Role
 from tickethub.server.runtime import HubRuntime
 
-router = APIRouter(prefix="/api/v1", tags=["admin"])
+router = APIRouter(prefix="/api/v1", tags=["admin"], responses=PROBLEM_RESPONSES)
 
 Hub = Annotated[HubRuntime, Depends(runtime)]
 Me = Annotated[Actor, Depends(current_actor)]

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import StreamingResponse
 
 from tickethub.api.deps import call, current_actor, runtime
+from tickethub.api.problems import PROBLEM_RESPONSES
 from tickethub.api.schemas import EventOut, EventPage
 from tickethub.api.wire_types import Id, Seq
 from tickethub.domain.actors import Actor
@@ -18,7 +19,7 @@ from tickethub.domain.ids import MAX_ID, parse_id
 from tickethub.errors import ValidationFailed
 from tickethub.server.runtime import HubRuntime
 
-router = APIRouter(prefix="/api/v1", tags=["events"])
+router = APIRouter(prefix="/api/v1", tags=["events"], responses=PROBLEM_RESPONSES)
 
 Hub = Annotated[HubRuntime, Depends(runtime)]
 Me = Annotated[Actor, Depends(current_actor)]

@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 
 from tickethub.api.deps import call, channel_of, current_actor, runtime
+from tickethub.api.problems import PROBLEM_RESPONSES
 from tickethub.api.schemas import (
     AnswerIn,
     ApproveIn,
@@ -30,7 +31,7 @@ from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
 from tickethub.errors import ValidationFailed
 from tickethub.server.runtime import HubRuntime
 
-router = APIRouter(prefix="/api/v1", tags=["tickets"])
+router = APIRouter(prefix="/api/v1", tags=["tickets"], responses=PROBLEM_RESPONSES)
 
 Hub = Annotated[HubRuntime, Depends(runtime)]
 Me = Annotated[Actor, Depends(current_actor)]

@@ -10,14 +10,17 @@ from fastapi import APIRouter, Depends, Request, Response
 from pydantic import ValidationError
 
 from tickethub.api.deps import actor_for, bearer_token
-from tickethub.api.openai.errors import OpenAIRoute
+from tickethub.api.openai.errors import ERROR_SCHEMA, STATUSES, UPSTREAM, OpenAIRoute
 from tickethub.api.openai.gateway import Gateway, caller, gateway
 from tickethub.api.openai.human import HUMAN, is_human
 from tickethub.api.openai.schemas import ChatRequest
+from tickethub.api.problems import error_responses
 from tickethub.domain.actors import Actor
 from tickethub.errors import BadRequest, MalformedJSON, NotFound
 
-router = APIRouter(prefix="/v1", tags=["openai"], route_class=OpenAIRoute)
+router = APIRouter(prefix="/v1", tags=["openai"], route_class=OpenAIRoute,
+                   responses=error_responses(ERROR_SCHEMA, statuses=STATUSES,
+                                             meaning=UPSTREAM))
 
 Me = Annotated[Actor, Depends(caller)]
 Gate = Annotated[Gateway, Depends(gateway)]
