@@ -84,11 +84,11 @@ def hub_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 
 
 def _call(case: schemathesis.Case) -> None:
-    if case.operation.path == "/api/v1/tokens/{token_id}":
-        # Revoking the admin token the run uses (id 1) would turn every later case into
-        # a 401; any other id is fair game.
-        if case.path_parameters and case.path_parameters.get("token_id") == 1:
-            case.path_parameters["token_id"] = MAX_ID
+    # Revoking the admin token the run uses (id 1) would turn every later case into a
+    # 401; any other token id is fair game.
+    if (case.operation.path == "/api/v1/tokens/{token_id}" and case.path_parameters
+            and case.path_parameters.get("token_id") == 1):
+        case.path_parameters["token_id"] = MAX_ID
     case.call_and_validate(headers=AUTH, timeout=30, excluded_checks=[
         # Needs an OpenAPI security scheme to know which requests should be refused
         # without credentials; the hub documents Bearer tokens in prose (see DESCRIPTION
