@@ -4,6 +4,7 @@ stable ``code`` and, where one field is to blame, that ``field``."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -11,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tickethub.errors import TickethubError
@@ -108,8 +110,23 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     })
 
 
+def allowed_methods(request: Request, routes: Sequence[BaseRoute] | None = None
+                    ) -> list[str]:
+    """Every method that ``routes`` (default: the app's) serve at the request's path, for
+    a 405's ``Allow``. Starlette names only the first route that matched the path, though
+    GET and POST of one path are often two routes."""
+    methods: set[str] = set()
+    for route in request.app.router.routes if routes is None else routes:
+        served = getattr(route, "methods", None)
+        if served and route.matches(request.scope)[0] is not Match.NONE:
+            methods |= served
+    return sorted(methods)
+
+
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        exc.headers = {**(exc.headers or {}), "Allow": ", ".join(allowed_methods(request))}
     codes = {404: "not_found", 405: "method_not_allowed", 401: "unauthenticated",
              403: "forbidden", 413: "payload_too_large"}
     code = codes.get(exc.status_code, f"http_{exc.status_code}")

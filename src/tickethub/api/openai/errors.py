@@ -79,7 +79,8 @@ def response_for(exc: Exception) -> JSONResponse:
         return error_response(400, f"Invalid value for '{param}': {first['msg']}",
                               "invalid_value", param)
     if isinstance(exc, HTTPException):
-        return error_response(exc.status_code, str(exc.detail), f"http_{exc.status_code}")
+        return error_response(exc.status_code, str(exc.detail), f"http_{exc.status_code}",
+                              headers=dict(exc.headers) if exc.headers else None)
     log.exception("unhandled error in the OpenAI door", exc_info=exc)
     return error_response(500, "The hub hit an unexpected error.", "internal_error")
 
