@@ -186,3 +186,11 @@ async def test_nul_bytes_from_doors_without_a_wire_schema_are_refused_by_the_ser
     with pytest.raises(ValidationFailed) as text:
         runtime.tickets.answer(actor, ticket.id, NUL, None, "github")
     assert text.value.field == "text"
+
+
+async def test_the_inbox_refuses_nul_filters_and_huge_cursors_with_its_own_page(signed_in):
+    for query in ("q=a%00b", "label=a%00b", f"cursor={2**63}", "cursor=%C2%B2",
+                  f"sort=urgent&cursor={2**63}~-"):
+        response = await signed_in.get(f"/?{query}")
+        assert response.status_code == 422, (query, response.text[:300])
+        assert response.headers["content-type"].startswith("text/html"), query
