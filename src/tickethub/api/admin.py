@@ -7,11 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Response
 
 from tickethub.api.deps import admin_actor, call, current_actor, runtime
+from tickethub.api.problems import PROBLEM_RESPONSES
 from tickethub.api.schemas import ActorOut, TokenIn, TokenOut, WebhookIn, WebhookOut
+from tickethub.api.wire_types import Id
 from tickethub.domain.actors import Actor, Role
 from tickethub.server.runtime import HubRuntime
 
-router = APIRouter(prefix="/api/v1", tags=["admin"])
+router = APIRouter(prefix="/api/v1", tags=["admin"], responses=PROBLEM_RESPONSES)
 
 Hub = Annotated[HubRuntime, Depends(runtime)]
 Me = Annotated[Actor, Depends(current_actor)]
@@ -43,7 +45,7 @@ async def list_tokens(hub: Hub, admin: Admin) -> list[TokenOut]:
 
 
 @router.delete("/tokens/{token_id}", status_code=204, summary="Revoke a token")
-async def revoke_token(token_id: int, hub: Hub, admin: Admin) -> Response:
+async def revoke_token(token_id: Id, hub: Hub, admin: Admin) -> Response:
     await call(hub.auth.revoke, admin, token_id)
     return Response(status_code=204)
 
@@ -65,7 +67,7 @@ async def list_webhooks(hub: Hub, admin: Admin) -> list[WebhookOut]:
 
 
 @router.delete("/webhooks/{webhook_id}", status_code=204, summary="Remove a webhook")
-async def delete_webhook(webhook_id: int, hub: Hub, admin: Admin) -> Response:
+async def delete_webhook(webhook_id: Id, hub: Hub, admin: Admin) -> Response:
     await call(hub.webhooks.remove, admin, webhook_id)
     return Response(status_code=204)
 

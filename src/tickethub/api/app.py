@@ -67,7 +67,8 @@ def create_app(hub: HubRuntime) -> FastAPI:
     mcp_server.mount(app, hub)
     mount_web(app)  # the people's web inbox: /, /t/{id}, /tree/{id}, /login (web/)
 
-    @app.get("/healthz", tags=["health"], summary="Liveness and database check")
+    @app.get("/healthz", tags=["health"], summary="Liveness and database check",
+             responses={500: problems.PROBLEM_RESPONSES[500]})
     async def healthz() -> dict[str, object]:
         last_seq = await call(hub.events.last_seq)
         return {"status": "ok", "version": __version__, "last_seq": last_seq,

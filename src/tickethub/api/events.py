@@ -10,13 +10,16 @@ from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import StreamingResponse
 
 from tickethub.api.deps import call, current_actor, runtime
+from tickethub.api.problems import PROBLEM_RESPONSES
 from tickethub.api.schemas import EventOut, EventPage
+from tickethub.api.wire_types import Id, Seq
 from tickethub.domain.actors import Actor
 from tickethub.domain.events import Event
+from tickethub.domain.ids import MAX_ID, parse_id
 from tickethub.errors import ValidationFailed
 from tickethub.server.runtime import HubRuntime
 
-router = APIRouter(prefix="/api/v1", tags=["events"])
+router = APIRouter(prefix="/api/v1", tags=["events"], responses=PROBLEM_RESPONSES)
 
 Hub = Annotated[HubRuntime, Depends(runtime)]
 Me = Annotated[Actor, Depends(current_actor)]
@@ -26,11 +29,11 @@ _STREAM_BATCH = 500
 @router.get("/events", response_model=EventPage, summary="Events after a sequence number")
 async def list_events(
     hub: Hub, me: Me,
-    since: Annotated[int, Query(ge=0, description="Last seq you saw; 0 for all.")] = 0,
+    since: Annotated[Seq, Query(description="Last seq you saw; 0 for all.")] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    ticket_id: int | None = None,
-    subtree: Annotated[int | None, Query(description="Only this ticket and its "
-                                         "descendants.")] = None,
+    ticket_id: Id | None = None,
+    subtree: Annotated[Id | None, Query(description="Only this ticket and its "
+                                        "descendants.")] = None,
 ) -> EventPage:
     events, cursor = await call(hub.events.page, since, limit=limit, ticket_id=ticket_id,
                                 subtree_of=subtree, viewer=me)
@@ -46,9 +49,9 @@ def _sse(event: Event) -> str:
             response_class=StreamingResponse)
 async def stream_events(
     hub: Hub, me: Me,
-    since: Annotated[int | None, Query(ge=0, description="Default: from now.")] = None,
-    ticket_id: int | None = None,
-    subtree: int | None = None,
+    since: Annotated[Seq | None, Query(description="Default: from now.")] = None,
+    ticket_id: Id | None = None,
+    subtree: Id | None = None,
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> StreamingResponse:
     """Each event is sent with ``id: <seq>``, so a reconnecting client's
@@ -56,9 +59,11 @@ async def stream_events(
     log is refused with 409 before the stream starts."""
     field = "since"
     if last_event_id is not None:
-        if not last_event_id.strip().isdigit():
-            raise ValidationFailed("Last-Event-ID must be an event seq", field="Last-Event-ID")
-        since, field = int(last_event_id), "Last-Event-ID"
+        since = parse_id(last_event_id, minimum=0)
+        if since is None:
+            raise ValidationFailed(f"Last-Event-ID must be an event seq (0 .. {MAX_ID})",
+                                   field="Last-Event-ID")
+        field = "Last-Event-ID"
     if since is None:
         since = await call(hub.events.last_seq)
     first, first_cursor = await call(hub.events.page, since, limit=_STREAM_BATCH,

@@ -17,11 +17,12 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from tickethub.api.deps import call, runtime
+from tickethub.api.problems import PROBLEM_RESPONSES
 from tickethub.channels.github.signature import verify
 from tickethub.errors import MalformedJSON, Unauthenticated, Unavailable, ValidationFailed
 from tickethub.server.runtime import HubRuntime
 
-router = APIRouter(tags=["github"])
+router = APIRouter(tags=["github"], responses=PROBLEM_RESPONSES)
 
 
 @router.post("/hooks/github", summary="Receive a GitHub webhook delivery",

@@ -4,18 +4,68 @@ stable ``code`` and, where one field is to blame, that ``field``."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute, Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tickethub.errors import TickethubError
 
 log = logging.getLogger(__name__)
 
 PROBLEM = "application/problem+json"
+
+
+class Problem(BaseModel):
+    """An error as every door but ``/ap/v1`` and ``/v1`` sends it (RFC 9457), for the
+    OpenAPI document. Some codes add members (``stale_version``: ``expected``/``actual``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    code: str = Field(description="Stable and machine-readable, e.g. 'not_found'.")
+    field: str | None = Field(None, description="The field or parameter at fault.")
+    instance: str | None = None
+    errors: list[dict[str, str]] | None = Field(None, description="validation_failed: "
+                                                "each field and what is wrong with it.")
+
+
+_MEANING = {
+    400: "Bad request, or a body that is not JSON (`malformed_json`)",
+    401: "No valid token (`WWW-Authenticate: Bearer`)",
+    403: "The token's role may not do this",
+    404: "No such resource",
+    409: "Conflict: a stale `version`, an illegal status change, an event cursor ahead of "
+         "the log, a reused idempotency key",
+    413: "The body is larger than `max_body_bytes`",
+    422: "A field or parameter is invalid; `field` names it",
+    500: "The hub hit an unexpected error",
+    503: "A channel this needs is off",
+}
+
+
+def error_responses(schema: dict[str, Any], media_type: str = "application/json",
+                    statuses: tuple[int, ...] = tuple(_MEANING),
+                    meaning: dict[int, str] | None = None) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI ``responses`` of a door's errors: each status with the door's error
+    ``schema`` under ``media_type``. Given to a router (``APIRouter(responses=...)``), so
+    every route of the door documents what it really returns."""
+    meanings = {**_MEANING, **(meaning or {})}
+    return {status: {"description": meanings[status],
+                     "content": {media_type: {"schema": schema}}} for status in statuses}
+
+
+PROBLEM_RESPONSES = error_responses(Problem.model_json_schema(), PROBLEM)
+"""The errors of the hub's own routes (``/api/v1``, ``/hooks``, ``/healthz``)."""
 
 
 def problem_response(problem: dict[str, Any], headers: dict[str, str] | None = None
@@ -60,8 +110,23 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     })
 
 
+def allowed_methods(request: Request, routes: Sequence[BaseRoute] | None = None
+                    ) -> list[str]:
+    """Every method that ``routes`` (default: the app's) serve at the request's path, for
+    a 405's ``Allow``. Starlette names only the first route that matched the path, though
+    GET and POST of one path are often two routes."""
+    methods: set[str] = set()
+    for route in request.app.router.routes if routes is None else routes:
+        served = getattr(route, "methods", None)
+        if served and route.matches(request.scope)[0] is not Match.NONE:
+            methods |= served
+    return sorted(methods)
+
+
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        exc.headers = {**(exc.headers or {}), "Allow": ", ".join(allowed_methods(request))}
     codes = {404: "not_found", 405: "method_not_allowed", 401: "unauthenticated",
              403: "forbidden", 413: "payload_too_large"}
     code = codes.get(exc.status_code, f"http_{exc.status_code}")
@@ -82,14 +147,46 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     })
 
 
+class UnexpectedErrors:
+    """Any other error, as the problem+json 500 of :func:`_unexpected`.
+
+    Not an exception handler: Starlette re-raises after a handler for ``Exception`` has
+    answered, and the server then drops the keep-alive connection without a
+    ``Connection: close``, so the client's next request on it fails. Here the error ends
+    with the response. Once a response has started (a stream) it cannot be replaced, so
+    the error goes on to the server, which closes that connection."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as exc:
+            if started:
+                raise
+            response = await _unexpected(Request(scope), exc)
+            await response(scope, receive, send)
+
+
 HANDLERS = {
     TickethubError: _tickethub_error,
     RequestValidationError: _validation_error,
     HTTPException: _http_error,
-    Exception: _unexpected,
 }
 
 
 def install(app: FastAPI) -> None:
     for exc_class, handler in HANDLERS.items():
         app.add_exception_handler(exc_class, handler)
+    app.add_middleware(UnexpectedErrors)

@@ -7,13 +7,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
 
+from tickethub.api.wire_types import Id, NoNul, Text
 from tickethub.domain.events import Event
 from tickethub.domain.messages import Message
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket
 
-Label = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Label = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
+                  NoNul]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+                 NoNul]
+LongText = Annotated[str, StringConstraints(max_length=200_000), NoNul]
 
 
 class Strict(BaseModel):
@@ -23,10 +27,10 @@ class Strict(BaseModel):
 class TicketIn(Strict):
     """A new ticket: what the agent asks."""
 
-    title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
-    body: Annotated[str, StringConstraints(max_length=200_000)] = ""
+    title: Annotated[str, StringConstraints(min_length=1, max_length=500), NoNul]
+    body: LongText = ""
     kind: Kind = Kind.QUESTION
-    parent_id: int | None = Field(None, ge=1)
+    parent_id: Id | None = None
     labels: list[Label] = Field(default_factory=list, max_length=50)
     assignee: Name | None = None
     due_at: AwareDatetime | None = Field(None, description="When an unanswered ticket "
@@ -98,12 +102,12 @@ class TreeNode(BaseModel):
 
 
 class Versioned(Strict):
-    version: int | None = Field(None, ge=1, description="If given, the change applies only "
+    version: Id | None = Field(None, description="If given, the change applies only "
                                 "to this version of the ticket (else 409 stale_version).")
 
 
 class MessageIn(Strict):
-    body: Annotated[str, StringConstraints(min_length=1, max_length=200_000)]
+    body: Annotated[LongText, StringConstraints(min_length=1)]
     data: Any = None
 
 
@@ -130,24 +134,24 @@ class MessageOut(BaseModel):
 
 
 class AnswerIn(Versioned):
-    text: Annotated[str, StringConstraints(max_length=200_000)] | None = None
+    text: LongText | None = None
     data: Any = None
 
 
 class ApproveIn(Versioned):
-    comment: Annotated[str, StringConstraints(max_length=200_000)] | None = None
+    comment: LongText | None = None
     edited: Any = Field(None, description="An edited proposal; must satisfy response_schema.")
 
 
 class DenyIn(Versioned):
-    reason: Annotated[str, StringConstraints(max_length=200_000)] | None = None
+    reason: LongText | None = None
 
 
 class TransitionIn(Versioned):
     to: Literal["open", "in_progress", "deferred", "done", "cancelled"]
     until: AwareDatetime | None = Field(None, description="For 'deferred': when the ticket "
                                         "comes back.")
-    reason: Annotated[str, StringConstraints(max_length=10_000)] | None = None
+    reason: Annotated[str, StringConstraints(max_length=10_000), NoNul] | None = None
 
 
 class AssignIn(Versioned):
@@ -180,7 +184,7 @@ class EventPage(BaseModel):
 
 class TokenIn(Strict):
     role: Literal["agent", "responder", "admin"]
-    name: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    name: Annotated[str, StringConstraints(min_length=1, max_length=100), NoNul]
     scopes: list[Annotated[str, StringConstraints(max_length=50)]] = Field(
         default_factory=list, max_length=10,
         description="What the token adds to its role: 'read:all' lets an agent read every "
@@ -200,9 +204,9 @@ class TokenOut(BaseModel):
 
 
 class WebhookIn(Strict):
-    url: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
-    events: list[str] = Field(default_factory=list, description="Event types; empty = all.")
-    secret: str | None = None
+    url: Annotated[str, StringConstraints(min_length=1, max_length=2000), NoNul]
+    events: list[Text] = Field(default_factory=list, description="Event types; empty = all.")
+    secret: Text | None = None
 
 
 class WebhookOut(BaseModel):

@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 
 from tickethub.api.deps import call, channel_of, current_actor, runtime
+from tickethub.api.problems import PROBLEM_RESPONSES
 from tickethub.api.schemas import (
     AnswerIn,
     ApproveIn,
@@ -23,13 +24,14 @@ from tickethub.api.schemas import (
     TransitionIn,
     TreeNode,
 )
+from tickethub.api.wire_types import Id, Seq, Text
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
 from tickethub.errors import ValidationFailed
 from tickethub.server.runtime import HubRuntime
 
-router = APIRouter(prefix="/api/v1", tags=["tickets"])
+router = APIRouter(prefix="/api/v1", tags=["tickets"], responses=PROBLEM_RESPONSES)
 
 Hub = Annotated[HubRuntime, Depends(runtime)]
 Me = Annotated[Actor, Depends(current_actor)]
@@ -69,21 +71,17 @@ async def list_tickets(
     hub: Hub, me: Me,
     status: Annotated[list[Status] | None, Query(description="Repeat for several.")] = None,
     kind: Kind | None = None,
-    label: str | None = None,
-    assignee: str | None = None,
-    parent_id: int | None = None,
-    created_by: str | None = None,
-    q: Annotated[str | None, Query(max_length=200, description="Words in the title, body "
-                                   "or messages.")] = None,
-    ref: Annotated[str | None, Query(description="name=value, e.g. ap_task_id=...")] = None,
-    cursor: str | None = None,
+    label: Text | None = None,
+    assignee: Text | None = None,
+    parent_id: Id | None = None,
+    created_by: Text | None = None,
+    q: Annotated[Text | None, Query(max_length=200, description="Words in the title, body "
+                                    "or messages.")] = None,
+    ref: Annotated[Text | None, Query(description="name=value, e.g. ap_task_id=...")] = None,
+    cursor: Annotated[Seq | None, Query(description="next_cursor of the previous page.")
+                      ] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> Response:
-    after = None
-    if cursor is not None:
-        if not cursor.isdigit():
-            raise ValidationFailed("not a cursor this API returned", field="cursor")
-        after = int(cursor)
     ref_pair = None
     if ref is not None:
         name, sep, value = ref.partition("=")
@@ -92,7 +90,7 @@ async def list_tickets(
         ref_pair = (name, value)
     query = TicketQuery(
         status=tuple(status or ()), kind=kind, label=label, assignee=assignee,
-        parent_id=parent_id, created_by=created_by, q=q, ref=ref_pair, after=after, limit=limit,
+        parent_id=parent_id, created_by=created_by, q=q, ref=ref_pair, after=cursor, limit=limit,
     )
     page = await call(hub.tickets.list, query, me)
     base = hub.settings.effective_public_url
@@ -102,14 +100,14 @@ async def list_tickets(
 
 
 @router.get("/tickets/{ticket_id}", response_model=TicketOut, summary="Get a ticket")
-async def get_ticket(ticket_id: int, hub: Hub, me: Me) -> Response:
+async def get_ticket(ticket_id: Id, hub: Hub, me: Me) -> Response:
     return _out(hub, await call(hub.tickets.get, ticket_id, me))
 
 
 @router.get("/tickets/{ticket_id}/tree", response_model=TreeNode,
             summary="The ticket and its subtree")
 async def ticket_tree(
-    ticket_id: int, hub: Hub, me: Me, depth: Annotated[int, Query(ge=0, le=32)] = 3,
+    ticket_id: Id, hub: Hub, me: Me, depth: Annotated[int, Query(ge=0, le=32)] = 3,
 ) -> TreeNode:
     tickets = await call(hub.tickets.subtree, ticket_id, depth, me)
     base = hub.settings.effective_public_url
@@ -122,14 +120,14 @@ async def ticket_tree(
 
 @router.get("/tickets/{ticket_id}/messages", response_model=list[MessageOut],
             summary="Messages on a ticket, oldest first")
-async def list_messages(ticket_id: int, hub: Hub, me: Me) -> list[MessageOut]:
+async def list_messages(ticket_id: Id, hub: Hub, me: Me) -> list[MessageOut]:
     return [MessageOut.of(m) for m in await call(hub.tickets.messages, ticket_id, me)]
 
 
 @router.post("/tickets/{ticket_id}/messages", status_code=201, response_model=MessageOut,
              summary="Post a message")
 async def post_message(
-    ticket_id: int, body: MessageIn, hub: Hub, me: Me, request: Request
+    ticket_id: Id, body: MessageIn, hub: Hub, me: Me, request: Request
 ) -> MessageOut:
     message = await call(hub.tickets.post_message, me, ticket_id, body.body,
                          channel_of(request), data=body.data)
@@ -137,7 +135,7 @@ async def post_message(
 
 
 @router.post("/tickets/{ticket_id}/answer", response_model=TicketOut, summary="Answer")
-async def answer(ticket_id: int, body: AnswerIn, hub: Hub, me: Me, request: Request
+async def answer(ticket_id: Id, body: AnswerIn, hub: Hub, me: Me, request: Request
                  ) -> Response:
     """Resolve a question, task or info ticket. ``data`` must satisfy the ticket's
     ``response_schema`` (422 naming the failing field)."""
@@ -147,7 +145,7 @@ async def answer(ticket_id: int, body: AnswerIn, hub: Hub, me: Me, request: Requ
 
 
 @router.post("/tickets/{ticket_id}/approve", response_model=TicketOut, summary="Approve")
-async def approve(ticket_id: int, body: ApproveIn, hub: Hub, me: Me, request: Request
+async def approve(ticket_id: Id, body: ApproveIn, hub: Hub, me: Me, request: Request
                   ) -> Response:
     ticket = await call(hub.tickets.approve, me, ticket_id, body.comment, body.edited,
                         channel_of(request), expected_version=body.version)
@@ -155,7 +153,7 @@ async def approve(ticket_id: int, body: ApproveIn, hub: Hub, me: Me, request: Re
 
 
 @router.post("/tickets/{ticket_id}/deny", response_model=TicketOut, summary="Deny")
-async def deny(ticket_id: int, body: DenyIn, hub: Hub, me: Me, request: Request) -> Response:
+async def deny(ticket_id: Id, body: DenyIn, hub: Hub, me: Me, request: Request) -> Response:
     ticket = await call(hub.tickets.deny, me, ticket_id, body.reason, channel_of(request),
                         expected_version=body.version)
     return _out(hub, ticket)
@@ -163,7 +161,7 @@ async def deny(ticket_id: int, body: DenyIn, hub: Hub, me: Me, request: Request)
 
 @router.post("/tickets/{ticket_id}/transition", response_model=TicketOut,
              summary="Move to in_progress, done, cancelled, deferred, or reopen")
-async def transition(ticket_id: int, body: TransitionIn, hub: Hub, me: Me, request: Request
+async def transition(ticket_id: Id, body: TransitionIn, hub: Hub, me: Me, request: Request
                      ) -> Response:
     ticket = await call(hub.tickets.transition, me, ticket_id, Status(body.to),
                         channel_of(request), until=body.until, reason=body.reason,
@@ -172,7 +170,7 @@ async def transition(ticket_id: int, body: TransitionIn, hub: Hub, me: Me, reque
 
 
 @router.post("/tickets/{ticket_id}/assign", response_model=TicketOut, summary="Assign")
-async def assign(ticket_id: int, body: AssignIn, hub: Hub, me: Me) -> Response:
+async def assign(ticket_id: Id, body: AssignIn, hub: Hub, me: Me) -> Response:
     ticket = await call(hub.tickets.assign, me, ticket_id, body.assignee,
                         expected_version=body.version)
     return _out(hub, ticket)
@@ -180,7 +178,7 @@ async def assign(ticket_id: int, body: AssignIn, hub: Hub, me: Me) -> Response:
 
 @router.post("/tickets/{ticket_id}/labels", response_model=TicketOut,
              summary="Add and remove labels")
-async def label(ticket_id: int, body: LabelIn, hub: Hub, me: Me) -> Response:
+async def label(ticket_id: Id, body: LabelIn, hub: Hub, me: Me) -> Response:
     ticket = await call(hub.tickets.label, me, ticket_id, body.add, body.remove,
                         expected_version=body.version)
     return _out(hub, ticket)
@@ -189,7 +187,7 @@ async def label(ticket_id: int, body: LabelIn, hub: Hub, me: Me) -> Response:
 @router.get("/tickets/{ticket_id}/wait", response_model=TicketOut,
             summary="Long-poll until the ticket is resolved")
 async def wait(
-    ticket_id: int, hub: Hub, me: Me,
+    ticket_id: Id, hub: Hub, me: Me,
     timeout: Annotated[float, Query(ge=0, le=60, description="Seconds, at most 60.")] = 30,
 ) -> Response:
     """Returns as soon as the ticket leaves the waiting states (open, in_progress,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal, Protocol
 
+from tickethub.domain.ids import parse_id
 from tickethub.domain.status import WAITING, Kind, Status
 from tickethub.domain.tickets import Ticket
 from tickethub.errors import ValidationFailed
@@ -45,11 +46,12 @@ class Cursor:
 
     @classmethod
     def decode(cls, text: str, sort: Sort) -> Cursor:
+        ident, _, due = text.partition("~") if sort != "newest" else (text, "", "")
+        row = parse_id(ident)
         try:
-            if sort == "newest":
-                return cls(int(text))
-            ident, _, due = text.partition("~")
-            return cls(int(ident), None if due in ("", "-") else datetime.fromisoformat(due))
+            if row is None:
+                raise ValueError(text)
+            return cls(row, None if due in ("", "-") else datetime.fromisoformat(due))
         except ValueError:
             raise ValidationFailed("not a cursor from this inbox", field="cursor") from None
 

@@ -23,6 +23,7 @@ from tickethub.domain.actors import (
 from tickethub.domain.events import EventType, NewEvent
 from tickethub.domain.messages import Decision, Message, MessageDraft, MessageKind
 from tickethub.domain.status import Kind, Status
+from tickethub.domain.text import first_with_nul
 from tickethub.domain.tickets import Answer, Ticket, TicketDraft, TicketQuery, normalize_labels
 from tickethub.domain.visibility import reader
 from tickethub.errors import (
@@ -78,6 +79,8 @@ class TicketService:
     def list(self, query: TicketQuery, viewer: Actor | None = None) -> Page:
         if viewer is not None:
             query = replace(query, readable_by=reader(viewer))
+        self._refuse_nul(label=query.label, assignee=query.assignee,
+                         created_by=query.created_by, q=query.q, ref=query.ref)
         with self._store.read() as uow:
             rows = uow.tickets.list(replace(query, limit=query.limit + 1))
         more = len(rows) > query.limit
@@ -161,6 +164,14 @@ class TicketService:
         self._notifier.notify(event.seq, [ticket])
         return ticket, True
 
+    @staticmethod
+    def _refuse_nul(**fields: str | Sequence[str] | None) -> None:
+        """422 naming the first field holding a NUL (``domain/text.py``): doors without
+        a wire schema (mail, GitHub, MCP) reach the store only through here."""
+        field = first_with_nul(fields)
+        if field is not None:
+            raise ValidationFailed("must not contain NUL characters", field=field)
+
     def post_message(
         self,
         actor: Actor,
@@ -176,6 +187,7 @@ class TicketService:
         changes nothing. ``trusted`` may only lower what the actor's role allows."""
         if not body.strip():
             raise ValidationFailed("a message needs a body", field="body")
+        self._refuse_nul(body=body, external_id=external_id)
         now = self._clock.now()
         with self._store.write() as uow:
             ticket = self._load(uow, ticket_id, viewer=actor)
@@ -212,6 +224,7 @@ class TicketService:
         require_responder(actor, "answering")
         if (text is None or not text.strip()) and data is None:
             raise ValidationFailed("an answer needs text or data", field="text")
+        self._refuse_nul(text=text)
         checked = self._prechecked(ticket_id, data, "data")
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
@@ -239,6 +252,7 @@ class TicketService:
         schema. A proposal that does not match it (one the asker did not write, see
         ``ask(..., unchecked_proposal=True)``) can only be approved edited."""
         require_responder(actor, "approving")
+        self._refuse_nul(comment=comment)
         checked = self._prechecked(ticket_id, edited, "edited")
         if edited is None:
             self._require_valid_proposal(ticket_id)
@@ -265,6 +279,7 @@ class TicketService:
         expected_version: int | None = None,
     ) -> Ticket:
         require_responder(actor, "denying")
+        self._refuse_nul(reason=reason)
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
             require_not_own_approval(actor, ticket.created_by)
@@ -297,6 +312,7 @@ class TicketService:
             raise ValidationFailed("deferring needs 'until'", field="until")
         if until is not None and target is not Status.DEFERRED:
             raise ValidationFailed("'until' is only for deferring", field="until")
+        self._refuse_nul(reason=reason)
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
             require_owner_or_responder(actor, ticket.created_by, f"moving a ticket to {target}")
@@ -327,6 +343,7 @@ class TicketService:
     ) -> Ticket:
         if assignee is not None and not assignee.strip():
             raise ValidationFailed("assignee must be a name or null", field="assignee")
+        self._refuse_nul(assignee=assignee)
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
             require_owner_or_responder(actor, ticket.created_by, "assigning")
@@ -341,6 +358,7 @@ class TicketService:
         self, actor: Actor, ticket_id: int, add: Sequence[str], remove: Sequence[str], *,
         expected_version: int | None = None,
     ) -> Ticket:
+        self._refuse_nul(add=add, remove=remove)
         remove_set = set(normalize_labels(tuple(remove)))
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
@@ -430,6 +448,8 @@ class TicketService:
     def _checked_draft(self, draft: TicketDraft, check_proposal: bool = True) -> TicketDraft:
         if not draft.title.strip():
             raise ValidationFailed("a ticket needs a title", field="title")
+        TicketService._refuse_nul(title=draft.title, body=draft.body, labels=draft.labels,
+                                  assignee=draft.assignee)
         if draft.response_schema is not None:
             self._schemas.check_schema(draft.response_schema)
         if check_proposal and draft.kind is Kind.APPROVAL and draft.proposal is not None:

@@ -15,6 +15,7 @@ from fastapi.staticfiles import StaticFiles
 from tickethub.web import auth_routes, inbox_routes, ticket_routes, tree_routes
 from tickethub.web.render import STATIC, page
 from tickethub.web.session import CsrfRejected, SignInRequired
+from tickethub.web.ticket_view import NoSuchTicket
 
 
 async def _sign_in(request: Request, exc: Exception) -> Response:
@@ -32,9 +33,16 @@ async def _csrf(request: Request, exc: Exception) -> Response:
     }, 403)
 
 
+async def _no_such_ticket(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, NoSuchTicket)
+    return page(request, "error.html", {"viewer": None, "title": "Not found",
+                                        "message": exc.detail}, 404)
+
+
 def mount(app: FastAPI) -> None:
     for module in (auth_routes, inbox_routes, ticket_routes, tree_routes):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_exception_handler(SignInRequired, _sign_in)
     app.add_exception_handler(CsrfRejected, _csrf)
+    app.add_exception_handler(NoSuchTicket, _no_such_ticket)

@@ -11,7 +11,9 @@ from starlette.datastructures import QueryParams
 
 from tickethub.api.deps import call
 from tickethub.domain.events import Event, EventType
+from tickethub.domain.ids import parse_id
 from tickethub.domain.status import Kind, Status
+from tickethub.domain.text import first_with_nul
 from tickethub.domain.visibility import reader
 from tickethub.errors import NotFound, ValidationFailed
 from tickethub.services.inbox import SORTS, VIEWS, Cursor, InboxQuery
@@ -26,6 +28,8 @@ FILTERS = ("view", "status", "kind", "label", "assignee", "agent", "q", "sort")
 
 def _text(params: QueryParams, name: str) -> str | None:
     value = (params.get(name) or "").strip()
+    if first_with_nul({name: value}):
+        raise ValidationFailed("must not contain NUL characters", field=name)
     return value[:200] or None
 
 
@@ -114,4 +118,4 @@ async def inbox_stream(request: Request, me: Me) -> Response:
         return out
 
     return await stream(request, render,
-                        since=int(since) if since and since.isdigit() else None)
+                        since=parse_id(since, minimum=0) if since else None)

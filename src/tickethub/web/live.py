@@ -17,6 +17,7 @@ from starlette.requests import Request
 
 from tickethub.api.deps import call
 from tickethub.domain.events import Event
+from tickethub.domain.ids import parse_id
 
 _BATCH = 200
 Render = Callable[[list[Event]], Awaitable[list[str]]]
@@ -30,9 +31,9 @@ def sse(name: str, data: dict[str, Any], seq: int | None = None) -> str:
 async def stream(request: Request, render: Render, *, ticket_id: int | None = None,
                  since: int | None = None) -> StreamingResponse:
     hub = request.app.state.hub
-    last_id = request.headers.get("last-event-id", "").strip()
-    if last_id.isdigit():
-        since = int(last_id)
+    resumed = parse_id(request.headers.get("last-event-id", ""), minimum=0)
+    if resumed is not None:  # a garbled header just starts from now, as browsers expect
+        since = resumed
     last = await call(hub.events.last_seq)
     cursor = last if since is None or since > last else since
     keepalive = hub.settings.sse_keepalive_seconds

@@ -14,7 +14,9 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from tickethub.api.deps import call
+from tickethub.api.wire_types import Seq
 from tickethub.domain.events import Event, EventType
+from tickethub.domain.ids import parse_id
 from tickethub.domain.messages import Message
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import Ticket
@@ -30,10 +32,11 @@ from tickethub.web.live import sse, stream
 from tickethub.web.markdown import render as markdown
 from tickethub.web.render import SECURITY_HEADERS, fragment, page
 from tickethub.web.session import Viewer, check_csrf, viewer
-from tickethub.web.ticket_view import TicketView, load
+from tickethub.web.ticket_view import TicketView, load, page_ticket_id
 
 router = APIRouter(include_in_schema=False)
 Me = Annotated[Viewer, Depends(viewer)]
+TicketId = Annotated[int, Depends(page_ticket_id)]
 VIA = "web"
 _DONE = {"answered": "Answer sent.", "approved": "Approved.", "denied": "Denied."}
 
@@ -91,7 +94,7 @@ def _not_found(request: Request, me: Viewer, ticket_id: int) -> Response:
 
 
 @router.get("/t/{ticket_id}")
-async def ticket_page(request: Request, ticket_id: int, me: Me,
+async def ticket_page(request: Request, ticket_id: TicketId, me: Me,
                       done: str | None = None) -> Response:
     try:
         view = await _load(request, ticket_id, me)
@@ -105,8 +108,7 @@ def _multi(form: Any) -> dict[str, list[str]]:
 
 
 def _version(form: Any) -> int | None:
-    raw = str(form.get("version") or "")
-    return int(raw) if raw.isdigit() else None
+    return parse_id(str(form.get("version") or ""))
 
 
 async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> Response:
@@ -175,17 +177,17 @@ async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> 
 
 
 @router.post("/t/{ticket_id}/answer")
-async def answer(request: Request, ticket_id: int, me: Me) -> Response:
+async def answer(request: Request, ticket_id: TicketId, me: Me) -> Response:
     return await _decide(request, me, ticket_id, "answer")
 
 
 @router.post("/t/{ticket_id}/approve")
-async def approve(request: Request, ticket_id: int, me: Me) -> Response:
+async def approve(request: Request, ticket_id: TicketId, me: Me) -> Response:
     return await _decide(request, me, ticket_id, "approve")
 
 
 @router.post("/t/{ticket_id}/deny")
-async def deny(request: Request, ticket_id: int, me: Me) -> Response:
+async def deny(request: Request, ticket_id: TicketId, me: Me) -> Response:
     return await _decide(request, me, ticket_id, "deny")
 
 
@@ -198,8 +200,8 @@ async def preview(request: Request, me: Me) -> Response:
 
 
 @router.get("/t/{ticket_id}/stream")
-async def ticket_stream(request: Request, ticket_id: int, me: Me,
-                        since: int | None = None) -> Response:
+async def ticket_stream(request: Request, ticket_id: TicketId, me: Me,
+                        since: Seq | None = None) -> Response:
     """``change`` events: the ticket's new status and version, who resolved it, and the
     HTML of a new message when one was posted."""
     hub = request.app.state.hub

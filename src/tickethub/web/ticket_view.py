@@ -7,6 +7,7 @@ from typing import Any
 
 from tickethub.domain.actors import Actor
 from tickethub.domain.events import Event
+from tickethub.domain.ids import parse_id
 from tickethub.domain.messages import Message
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import Ticket, TicketQuery
@@ -18,6 +19,22 @@ MAX_CHILDREN = 200
 MAX_AUDIT = 1000
 _TOOL_KEYS = ("tool", "tool_name", "name", "action", "function")
 _ARG_KEYS = ("arguments", "args", "input", "params", "parameters")
+
+
+class NoSuchTicket(NotFound):
+    """A page for a ticket that does not exist; the web shows it as an HTML 404."""
+
+    def __init__(self, raw: object) -> None:
+        super().__init__(f"There is no ticket {raw}.", field="ticket_id")
+
+
+def page_ticket_id(ticket_id: str) -> int:
+    """The ``{ticket_id}`` of a page's path. Anything that cannot be a ticket id ('abc',
+    '²', past the database's range) is the same 404 page as an id that names nothing."""
+    parsed = parse_id(ticket_id)
+    if parsed is None:
+        raise NoSuchTicket(ticket_id)
+    return parsed
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,11 @@ from tickethub.errors import NotFound
 from tickethub.services.tickets import MAX_TREE_DEPTH
 from tickethub.web.render import page
 from tickethub.web.session import Viewer, viewer
+from tickethub.web.ticket_view import page_ticket_id
 
 router = APIRouter(include_in_schema=False)
 Me = Annotated[Viewer, Depends(viewer)]
+TicketId = Annotated[int, Depends(page_ticket_id)]
 
 
 @dataclass
@@ -46,7 +48,7 @@ def build_tree(tickets: list[Ticket]) -> Node:
 
 
 @router.get("/tree/{ticket_id}")
-async def tree(request: Request, ticket_id: int, me: Me) -> Response:
+async def tree(request: Request, ticket_id: TicketId, me: Me) -> Response:
     hub = request.app.state.hub
     try:
         tickets = await call(hub.tickets.subtree, ticket_id, MAX_TREE_DEPTH, me.actor)

@@ -32,6 +32,14 @@ UPLOAD_OPERATION = "uploadAgentTaskArtifacts"
 MULTIPART_SLACK = 64 * 1024
 
 
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["message", "code"], "additionalProperties": True,
+    "properties": {"message": {"type": "string"}, "code": {"type": "string"},
+                   "field": {"type": "string"}, "errors": {"type": "array"}},
+}
+"""The body of :func:`error_response`, for the OpenAPI document."""
+
+
 def error_response(status: int, message: str, code: str, field: str | None = None,
                    headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
     body: dict[str, Any] = {"message": message, "code": code}

@@ -9,10 +9,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from tickethub.api.wire_types import NoNul
 from tickethub.services.agent_tasks import ArtifactRecord, StepView, TaskView
 
 MAX_INPUT = 200_000
-InputText = Annotated[str, StringConstraints(max_length=MAX_INPUT)]
+InputText = Annotated[str, StringConstraints(max_length=MAX_INPUT), NoNul]
 
 
 class _Body(BaseModel):

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from tickethub import __version__
 from tickethub.api.mcp_server.desk import JSON, Desk, Question
+from tickethub.api.wire_types import Id
 from tickethub.domain.status import Kind
 from tickethub.errors import TickethubError
 
@@ -111,7 +112,7 @@ def build_server(desk_for: DeskFor, max_wait: float) -> MCPServer:
 
     @server.tool()
     async def await_answer(
-        ticket_id: Annotated[int, Field(ge=1)],
+        ticket_id: Id,
         ctx: Context,
         timeout: Annotated[float, Field(ge=0, le=50, description="Seconds, at most 50.")
                            ] = limit,
@@ -133,7 +134,7 @@ def build_server(desk_for: DeskFor, max_wait: float) -> MCPServer:
 
     @server.tool()
     async def post_update(
-        ticket_id: Annotated[int, Field(ge=1)],
+        ticket_id: Id,
         text: Annotated[str, Field(min_length=1, max_length=100_000)],
         ctx: Context,
     ) -> JSON:

@@ -27,6 +27,19 @@ _TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permi
           502: "upstream_error", 504: "upstream_error"}
 
 
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["error"],
+    "properties": {"error": {
+        "type": "object", "required": ["message", "type"],
+        "properties": {"message": {"type": "string"}, "type": {"type": "string"},
+                       "param": {"type": ["string", "null"]},
+                       "code": {"type": ["string", "null"]}}}},
+}
+"""The body of :func:`error_body`, for the OpenAPI document."""
+STATUSES = (400, 401, 403, 404, 409, 413, 500, 502, 504)
+UPSTREAM = {502: "The upstream model failed", 504: "The upstream model did not answer in time"}
+
+
 def error_body(status: int, message: str, code: str | None, param: str | None = None
                ) -> dict[str, Any]:
     return {"error": {"message": message, "type": _TYPES.get(status, "api_error"),
@@ -66,7 +79,8 @@ def response_for(exc: Exception) -> JSONResponse:
         return error_response(400, f"Invalid value for '{param}': {first['msg']}",
                               "invalid_value", param)
     if isinstance(exc, HTTPException):
-        return error_response(exc.status_code, str(exc.detail), f"http_{exc.status_code}")
+        return error_response(exc.status_code, str(exc.detail), f"http_{exc.status_code}",
+                              headers=dict(exc.headers) if exc.headers else None)
     log.exception("unhandled error in the OpenAI door", exc_info=exc)
     return error_response(500, "The hub hit an unexpected error.", "internal_error")
 

@@ -8,16 +8,20 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import ValidationError
+from starlette.exceptions import HTTPException
 
 from tickethub.api.deps import actor_for, bearer_token
-from tickethub.api.openai.errors import OpenAIRoute
+from tickethub.api.openai.errors import ERROR_SCHEMA, STATUSES, UPSTREAM, OpenAIRoute
 from tickethub.api.openai.gateway import Gateway, caller, gateway
 from tickethub.api.openai.human import HUMAN, is_human
 from tickethub.api.openai.schemas import ChatRequest
+from tickethub.api.problems import allowed_methods, error_responses
 from tickethub.domain.actors import Actor
 from tickethub.errors import BadRequest, MalformedJSON, NotFound
 
-router = APIRouter(prefix="/v1", tags=["openai"], route_class=OpenAIRoute)
+router = APIRouter(prefix="/v1", tags=["openai"], route_class=OpenAIRoute,
+                   responses=error_responses(ERROR_SCHEMA, statuses=STATUSES,
+                                             meaning=UPSTREAM))
 
 Me = Annotated[Actor, Depends(caller)]
 Gate = Annotated[Gateway, Depends(gateway)]
@@ -124,9 +128,15 @@ async def get_model(model_id: str, me: Me, gate: Gate) -> dict[str, Any]:
     raise _unknown_model(model_id)
 
 
-@router.api_route("/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+@router.api_route("/{path:path}",
+                  methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
                   include_in_schema=False)
-async def not_here(path: str) -> Response:
+async def not_here(path: str, request: Request) -> Response:
+    """Any other URL under ``/v1`` (404), or a known one with another method (405)."""
+    allowed = allowed_methods(request, [r for r in router.routes
+                                        if getattr(r, "endpoint", None) is not not_here])
+    if allowed:
+        raise HTTPException(405, "Method Not Allowed", headers={"Allow": ", ".join(allowed)})
     raise NotFound(f"Unknown request URL: /v1/{path}. The hub serves /v1/chat/completions "
                    "and /v1/models.", field="url")
 
