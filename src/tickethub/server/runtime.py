@@ -92,6 +92,12 @@ class HubRuntime:
             from tickethub.channels.email import install as install_email
 
             install_email(self)
+        # Chat (channels/matrix, docs/chat.md): conversations in room threads.
+        if settings.matrix_homeserver:
+            from tickethub.channels.matrix import install as install_matrix
+            from tickethub.store.chat_store import SqlChatState
+
+            install_matrix(self, SqlChatState(self.store))
 
     def add_loop(self, start: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``start()`` as a background task while the hub runs; call before
