@@ -29,9 +29,10 @@ from typing import Any
 from tickethub.conversations.handlers import Handler, Step, Turn
 from tickethub.conversations.model import ChatMessage, Outcome, Reply, ThreadRef
 from tickethub.conversations.routing import Inbound, Route, route
+from tickethub.conversations.ticket_threads import answer_from_chat, ticket_of_thread
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.domain.status import Kind, Status
-from tickethub.domain.tickets import TicketDraft
+from tickethub.domain.tickets import Ticket, TicketDraft
 from tickethub.services.chat_state import (
     ChatState,
     ConversationChange,
@@ -141,6 +142,9 @@ class ConversationEngine:
 
     def _plan(self, snap: ThreadSnapshot, item: InboxItem) -> _Plan:
         data = item.data
+        posted = None if snap.open else ticket_of_thread(self._tickets, snap.thread)
+        if posted is not None:
+            return self._ticket_plan(posted, item, ThreadRef.parse(snap.thread))
         reply_to = data.get("reply_to")
         prompt_of = None
         if reply_to:
@@ -161,6 +165,17 @@ class ConversationEngine:
             decided.trace.append(f"error: {type(exc).__name__}")
             text = "Sorry, something went wrong with that; nothing was changed."
             return _Plan(decided, after=lambda ids: [Reply(thread, text)])
+
+    def _ticket_plan(self, ticket: Ticket, item: InboxItem, thread: ThreadRef) -> _Plan:
+        decided = Route("ticket", text=item.body, trace=[f"0 ticket thread: #{ticket.id}"])
+        actor = self._actor(item.sender)
+        via = "chat:" + thread.transport
+
+        def after(ids: list[int]) -> list[Reply]:
+            text = answer_from_chat(self._tickets, actor, ticket, item.body, via,
+                                    item.event_id)
+            return [Reply(thread, text)] if text else []
+        return _Plan(decided, after=after)
 
     def _act(self, decided: Route, turn: Turn, item: InboxItem, thread: ThreadRef) -> _Plan:
         conv = decided.conversation

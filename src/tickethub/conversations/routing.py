@@ -2,6 +2,9 @@
 
 For each message, in this order; the first rule that claims it wins:
 
+0. **ticket thread**: in the thread of a hub ticket the bot posted
+   (``ticket_threads.py``), a responder's message answers the ticket; anyone else's is
+   kept on it (the engine applies this rule before the ones below);
 1. **prompt reply**: a reply to one of the bot's own questions goes to that question's
    conversation (if the sender may move it on: its participant or an authorized
    responder; anyone else's reply is kept on the ticket, not obeyed);
@@ -28,7 +31,7 @@ from typing import Literal
 from tickethub.conversations.handlers import Handler, match_trigger, strip_address
 from tickethub.services.chat_state import ConversationRecord
 
-RouteKind = Literal["conversation", "escape", "start", "kept", "ignored"]
+RouteKind = Literal["ticket", "conversation", "escape", "start", "kept", "ignored"]
 ESCAPES = ("cancel", "help")
 
 

@@ -100,3 +100,20 @@ class Person:
                     return dict(event)
             await asyncio.sleep(0.3)
         raise AssertionError(f"the bot never said {containing!r} in thread {root}")
+
+
+async def wait_top_level(person: Person, room: str, containing: str,
+                         timeout: float = 60.0) -> dict[str, Any]:
+    """The bot's newest top-level message in ``room`` containing ``containing``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = await person.http.get(f"/_matrix/client/v3/rooms/{quote(room)}/messages",
+                                  params={"dir": "b", "limit": 50})
+        r.raise_for_status()
+        for event in r.json()["chunk"]:
+            content = event.get("content", {})
+            if (event["sender"] == BOT and containing in content.get("body", "")
+                    and "m.relates_to" not in content):
+                return dict(event)
+        await asyncio.sleep(0.3)
+    raise AssertionError(f"the bot never posted {containing!r} in {room}")

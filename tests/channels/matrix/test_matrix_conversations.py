@@ -10,10 +10,8 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
-
-from tests.channels.matrix.people import BOT, HOMESERVER, Person, register, synapse_running
-from tests.conftest import ADMIN_TOKEN, require_server
+from tests.channels.matrix.people import BOT, HOMESERVER, Person
+from tests.conftest import ADMIN_TOKEN
 from tests.conversations.conftest import Hub
 from tickethub.channels.matrix.transport import MatrixTransport
 from tickethub.conversations.engine import ConversationEngine
@@ -29,19 +27,6 @@ HUMAN = os.environ.get("MATRIX_HUMAN_USER", "@human:localhost")
 HUMAN_PASSWORD = os.environ.get("MATRIX_HUMAN_PASSWORD", "human-password")
 BOT_PASSWORD = os.environ.get("MATRIX_BOT_PASSWORD", "bot-password")
 SECOND = "@human2:localhost"
-
-
-@pytest.fixture
-async def people() -> AsyncIterator[tuple[Person, Person, str]]:
-    require_server("Matrix Synapse", synapse_running())
-    await register("human2", "human2-password")
-    alice = await Person.login(HUMAN, HUMAN_PASSWORD)
-    bob = await Person.login(SECOND, "human2-password")
-    room = await alice.create_room(invite=[BOT, SECOND])
-    await bob.join(room)
-    yield alice, bob, room
-    await alice.close()
-    await bob.close()
 
 
 @asynccontextmanager

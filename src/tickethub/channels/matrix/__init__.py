@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tickethub.channels.matrix.tickets import MatrixTicketChannel
 from tickethub.channels.matrix.transport import MatrixTransport, parse_message
 
 if TYPE_CHECKING:
     from tickethub.server.runtime import HubRuntime
     from tickethub.services.chat_state import ChatState
 
-__all__ = ["MatrixTransport", "install", "parse_message"]
+__all__ = ["MatrixTicketChannel", "MatrixTransport", "install", "parse_message"]
 
 
 def install(runtime: HubRuntime, state: ChatState) -> None:
@@ -26,13 +27,16 @@ def install(runtime: HubRuntime, state: ChatState) -> None:
     password = settings.matrix_password
     token = settings.matrix_token
     engine = build_engine(runtime, state)
+    transport = MatrixTransport(
+        settings.matrix_homeserver, settings.matrix_user,
+        password=password.get_secret_value() if password else None,
+        token=token.get_secret_value() if token else None,
+        rooms=tuple(settings.matrix_rooms))
+    # Tickets with the ref matrix_room are posted there; answers come back through the
+    # engine (conversations/ticket_threads.py).
+    runtime.add_channel(MatrixTicketChannel(runtime.tickets, transport))
 
     async def serve() -> None:
-        transport = MatrixTransport(
-            settings.matrix_homeserver or "", settings.matrix_user,
-            password=password.get_secret_value() if password else None,
-            token=token.get_secret_value() if token else None,
-            rooms=tuple(settings.matrix_rooms))
         try:
             await run_conversations(engine, transport,
                                     expire_every=settings.chat_timeout_check_seconds)

@@ -25,6 +25,7 @@ from mautrix.api import HTTPAPI
 from mautrix.client.api import ClientAPI
 from mautrix.types import (
     EventID,
+    EventType,
     MessageEvent,
     MessageType,
     RelationType,
@@ -87,13 +88,20 @@ class MatrixTransport:
         self.client = ClientAPI(UserID(user), api=HTTPAPI(base_url=homeserver, token=token or ""))
         self._members: dict[str, int] = {}
         self._dm_rooms: dict[str, str] = {}
+        self._connected = False
+        self._connecting = asyncio.Lock()
 
     async def connect(self) -> None:
-        if self._password is not None and not self.client.api.token:
-            await self.client.login(identifier=UserID(self.user), password=self._password,
-                                    device_name="tickethub")
-        for room in self._rooms:
-            await self.client.join_room(RoomID(room))
+        """Log in (once) and join ``rooms``."""
+        async with self._connecting:
+            if self._connected:
+                return
+            if self._password is not None and not self.client.api.token:
+                await self.client.login(identifier=UserID(self.user),
+                                        password=self._password, device_name="tickethub")
+            for room in self._rooms:
+                await self.client.join_room(RoomID(room))
+            self._connected = True
 
     async def close(self) -> None:
         await self.client.api.session.close()
@@ -145,6 +153,16 @@ class MatrixTransport:
             room = reply.thread.room
             content.set_thread_parent(EventID(reply.thread.root))
         return str(await self.client.send_message(RoomID(room), content))
+
+    async def post(self, room: str, text: str, txn_id: str,
+                   thread_root: str | None = None) -> str:
+        """Send ``text`` to ``room`` (in ``thread_root``'s thread); ``txn_id`` makes a
+        repeated send the same event."""
+        content = TextMessageEventContent(msgtype=MessageType.TEXT, body=text)
+        if thread_root is not None:
+            content.set_thread_parent(EventID(thread_root))
+        return str(await self.client.send_message_event(
+            RoomID(room), EventType.ROOM_MESSAGE, content, txn_id=txn_id))
 
     async def _direct_room(self, user: str) -> str:
         if user not in self._dm_rooms:
