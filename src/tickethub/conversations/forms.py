@@ -12,7 +12,7 @@ kept in the conversation's state but never in the ticket's messages.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -111,7 +111,6 @@ class Form:
     timeout: timedelta | None = timedelta(minutes=10)
     max_tries: int = 3
     description: str = ""
-    _index: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def start(self, turn: Turn) -> Step:
         try:

@@ -19,18 +19,21 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 from mautrix.api import HTTPAPI
-from mautrix.client.api import ClientAPI
+from mautrix.client import ClientAPI
 from mautrix.types import (
+    JSON,
     EventID,
     EventType,
+    FilterID,
     MessageEvent,
     MessageType,
     RelationType,
     RoomCreatePreset,
     RoomID,
+    SyncToken,
     TextMessageEventContent,
     UserID,
 )
@@ -49,7 +52,7 @@ def parse_message(room_id: str, raw: dict[str, Any], direct: bool) -> ChatMessag
     """A ChatMessage for a ``m.room.message`` event; ``None`` for anything else."""
     if raw.get("type") != "m.room.message" or "body" not in raw.get("content", {}):
         return None
-    event = MessageEvent.deserialize({**raw, "room_id": room_id})
+    event = MessageEvent.deserialize(cast(JSON, {**raw, "room_id": room_id}))
     content = event.content
     rel = content.relates_to
     root = rel.event_id if rel and rel.rel_type == RelationType.THREAD else None
@@ -110,8 +113,9 @@ class MatrixTransport:
         since: str | None = None
         while True:
             try:
-                sync = await self.client.sync(since=since, timeout=self._sync_timeout,
-                                              filter_id=_SYNC_FILTER)  # inline filter JSON
+                sync = await self.client.sync(  # an inline filter JSON works as the id
+                    since=SyncToken(since) if since else None, timeout=self._sync_timeout,
+                    filter_id=FilterID(_SYNC_FILTER))
             except Exception:  # server restarting: wait and go on from the same token
                 log.exception("matrix sync failed; retrying")
                 await asyncio.sleep(2)
