@@ -104,7 +104,12 @@ class ConversationEngine:
             if ids is None:
                 continue  # another process handled it first: read again
             outcome.traces.append(plan.route.explained)
-            outcome.replies.extend(plan.after(ids))
+            try:
+                outcome.replies.extend(plan.after(ids))
+            except Exception:  # the state moved on; a failed audit write must not stop
+                # the thread's queue (the inbox row keeps the message and its route)
+                log.exception("ticket writes after %s %s failed", item.transport,
+                              item.event_id)
 
     def sent(self, reply: Reply, event_id: str) -> None:
         """The transport sent ``reply`` as ``event_id``: a reply to it routes back."""
