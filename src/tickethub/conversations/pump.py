@@ -62,8 +62,12 @@ async def run_conversations(engine: ConversationEngine, transport: ChatTransport
     expiring = asyncio.create_task(expire_loop(engine, transport, expire_every))
     try:
         async for msg in transport.messages():
-            outcome = await asyncio.to_thread(engine.receive, msg)
-            await deliver(engine, transport, outcome)
+            try:
+                outcome = await asyncio.to_thread(engine.receive, msg)
+                await deliver(engine, transport, outcome)
+            except Exception:  # one bad message (or a moment without the database or
+                # the platform) must not end the bot; the message stays queued if stored
+                log.exception("handling %s %s failed", msg.transport, msg.event_id)
     finally:
         expiring.cancel()
         await asyncio.gather(expiring, return_exceptions=True)
