@@ -5,7 +5,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 recipes=${TICKETHUB_RECIPES:-$here/../shared/recipes}
-services=${TICKETHUB_TEST_SERVICES:-postgresql imap-smtp chromium}
+services=${TICKETHUB_TEST_SERVICES:-postgresql imap-smtp chromium matrix-synapse}
 
 if [ ! -d "$recipes" ] || [ "${TICKETHUB_TEST_SERVICES-}" = "none" ]; then
   echo "with-test-services: no recipes at $recipes; running without outside servers" >&2

@@ -244,6 +244,26 @@ class Settings(BaseSettings):
                                                  "upstream_api_key.")
     agents_llm_model: str = Field("gpt-4o-mini", description="Model personal agents ask.")
 
+    # chat (docs/chat.md): conversations in threads on a chat server
+    matrix_homeserver: str | None = Field(None, description="Matrix homeserver URL, e.g. "
+                                          "https://matrix.example.org; unset: the Matrix "
+                                          "chat transport is off.")
+    matrix_user: str = Field("@bot:localhost", description="The bot's Matrix user id.")
+    matrix_password: SecretStr | None = Field(None, description="The bot's Matrix password "
+                                              "(or set matrix_token).")
+    matrix_token: SecretStr | None = Field(None, description="The bot's Matrix access "
+                                           "token (instead of a password).")
+    matrix_rooms: list[str] = Field([], description="Room ids the bot joins and serves "
+                                    "(direct rooms always); empty: every room it is "
+                                    "invited to.")
+    chat_plugins: list[str] = Field(["tickethub.conversations.examples.foodselection:"
+                                     "handlers"], description="Conversation handlers to "
+                                    "register, each `module:function` returning a list.")
+    chat_responders: list[str] = Field([], description="Chat user ids (e.g. "
+                                       "@lead:example.org) who may move anyone's "
+                                       "conversation on by replying to the bot.")
+    chat_timeout_check_seconds: float = Field(5.0, gt=0, description="How often timed-out "
+                                              "conversations are looked for.")
     @classmethod
     def settings_customise_sources(
         cls,

@@ -99,6 +99,12 @@ class HubRuntime:
             from tickethub.channels.email import install as install_email
 
             install_email(self)
+        # Chat (channels/matrix, docs/chat.md): conversations in room threads.
+        if settings.matrix_homeserver:
+            from tickethub.channels.matrix import install as install_matrix
+            from tickethub.store.chat_store import SqlChatState
+
+            install_matrix(self, SqlChatState(self.store))
         # Personal agents (agents/, docs/personal-agents.md): hooked to GitHub when it is on.
         self.agents: Any = None
         if settings.agents_enabled:

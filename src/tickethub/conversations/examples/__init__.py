@@ -1,0 +1,1 @@
+"""Example chat plugins built on the conversation engine."""

@@ -1,0 +1,116 @@
+"""Conversations over the real Synapse: threads, two people, the hub restarted in the
+middle, and a timeout that passes while the hub is down."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+
+from tests.channels.matrix.people import BOT, HOMESERVER, Person
+from tests.conftest import ADMIN_TOKEN
+from tests.conversations.conftest import Hub
+from tickethub.channels.matrix.transport import MatrixTransport
+from tickethub.conversations.engine import ConversationEngine
+from tickethub.conversations.examples import foodselection
+from tickethub.conversations.pump import run_conversations
+from tickethub.domain.status import Status
+from tickethub.domain.tickets import TicketQuery
+from tickethub.server.runtime import HubRuntime
+from tickethub.server.system import SystemClock
+from tickethub.settings import Settings
+
+HUMAN = os.environ.get("MATRIX_HUMAN_USER", "@human:localhost")
+HUMAN_PASSWORD = os.environ.get("MATRIX_HUMAN_PASSWORD", "human-password")
+BOT_PASSWORD = os.environ.get("MATRIX_BOT_PASSWORD", "bot-password")
+SECOND = "@human2:localhost"
+
+
+@asynccontextmanager
+async def serving(engine: ConversationEngine, room: str) -> AsyncIterator[None]:
+    """The hub's Matrix bot serving ``room`` (as the component does) until the block
+    ends. Only that room: the bot account is shared by every test run."""
+    transport = MatrixTransport(HOMESERVER, BOT, password=BOT_PASSWORD, rooms=(room,),
+                                sync_timeout_ms=1000)
+    task = asyncio.create_task(run_conversations(engine, transport, expire_every=0.5))
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await transport.close()
+
+
+async def test_foodselection_in_a_thread_with_a_restart_and_a_second_person(
+        tmp_path: Path, people: tuple[Person, Person, str]) -> None:
+    alice, bob, room = people
+    hub = Hub(f"sqlite:///{tmp_path / 'hub.db'}", SystemClock(), foodselection.handlers,
+              frozenset())
+    try:
+        async with serving(hub.engine, room):
+            root = await alice.send(room, "@bot foodselection tomorrow")
+            await alice.wait_bot(room, root, "Which dish for")
+            await alice.send(room, "3", thread=root)
+            await bob.send(room, "2", thread=root)  # bob talks in alice's thread
+            await alice.wait_bot(room, root, "Any dietary needs?")
+        # the hub is down; alice answers anyway
+        await alice.send(room, "Gluten-free", thread=root)
+        async with serving(hub.build(), room):
+            await alice.wait_bot(room, root, "Falafel bowl, gluten-free, on")
+            await alice.send(room, "yes", thread=root)
+            await alice.wait_bot(room, root, f"Saved: Falafel bowl (gluten-free) for {HUMAN}")
+            await bob.send(room, "@bot orders tomorrow", thread=root)
+            await alice.wait_bot(room, root, f"- {HUMAN}: Falafel bowl (gluten-free)")
+        ticket = hub.tickets.get(1)
+        assert ticket.status is Status.ANSWERED and ticket.answer is not None
+        assert ticket.answer.data["dish"] == "Falafel bowl"
+        assert ticket.refs["chat_thread"] == f"matrix|{room}|{root}"
+        bobs = [(m.body, m.trusted) for m in hub.tickets.messages(1) if m.author == SECOND]
+        assert bobs == [("2", False)]
+    finally:
+        hub.close()
+
+
+async def test_a_timeout_that_passed_while_down_is_announced_after_the_restart(
+        tmp_path: Path, people: tuple[Person, Person, str]) -> None:
+    alice, _, room = people
+
+    def quick() -> list[object]:
+        return [foodselection.foodselection(timedelta(seconds=2)), foodselection.Orders()]
+
+    hub = Hub(f"sqlite:///{tmp_path / 'hub.db'}", SystemClock(), quick,  # type: ignore[arg-type]
+              frozenset())
+    try:
+        async with serving(hub.engine, room):
+            root = await alice.send(room, "@bot foodselection tomorrow")
+            await alice.wait_bot(room, root, "Which dish for")
+            # stop before the 2 s timeout can fire while running
+        await asyncio.sleep(2.5)
+        async with serving(hub.build(), room):
+            await alice.wait_bot(room, root, "timed out without an answer")
+        assert hub.tickets.get(1).status is Status.CANCELLED
+    finally:
+        hub.close()
+
+
+async def test_the_hub_serves_a_room_as_a_component(
+        tmp_path: Path, people: tuple[Person, Person, str]) -> None:
+    alice, _, room = people
+    settings = Settings(data_dir=tmp_path / "data", admin_token=ADMIN_TOKEN,
+                        matrix_homeserver=HOMESERVER, matrix_user=BOT,
+                        matrix_password=BOT_PASSWORD, matrix_rooms=[room],
+                        chat_timeout_check_seconds=0.5)
+    hub = HubRuntime(settings)
+    try:
+        async with hub.running():
+            root = await alice.send(room, "@bot foodselection tomorrow")
+            await alice.wait_bot(room, root, "Which dish for")
+            await alice.send(room, "help", thread=root)
+            await alice.wait_bot(room, root, "You're in foodselection (step 1 of 3)")
+        found = hub.tickets.list(TicketQuery(label="foodselection")).items
+        assert [t.refs["chat_thread"] for t in found] == [f"matrix|{room}|{root}"]
+    finally:
+        hub.close()
