@@ -37,6 +37,7 @@ from tickethub.domain.actors import Actor, Role
 from tickethub.domain.agent_runs import AgentInstallation, AgentRun, RunStatus
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import TicketDraft
+from tickethub.domain.visibility import READ_ALL
 from tickethub.llm.port import LLM, Completion, Message, Tool
 from tickethub.services.ports import Clock
 from tickethub.services.tickets import TicketService
@@ -132,8 +133,10 @@ class Kernel:
         """One event from a channel whose threads are hub tickets (chat rooms, inbound
         webhooks): ``author`` is the writer's identity on ``source``; ``owner`` limits
         it to one person's installations (a webhook signed with their secret)."""
-        surface = TicketSurface(self._tickets, ticket_id, Actor(f"agents:{source}",
-                                                               Role.AGENT), source)
+        # The surface is bound to this one ticket, which the channel already matched to
+        # the event, so the kernel's actor on it reads it whoever opened it.
+        bridge = Actor(f"agents:{source}", Role.AGENT, scopes=frozenset({READ_ALL}))
+        surface = TicketSurface(self._tickets, ticket_id, bridge, source)
         return await self.dispatch(AgentEvent(name, author, text, surface,
                                               comment_id=comment_id, payload=payload or {}),
                                    owner, only)
