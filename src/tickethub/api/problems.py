@@ -35,8 +35,7 @@ async def _tickethub_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, TickethubError)
     problem = exc.to_problem()
     problem["instance"] = request.url.path
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-    return problem_response(problem, headers)
+    return problem_response(problem, exc.headers() or None)
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:

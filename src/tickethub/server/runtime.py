@@ -28,6 +28,7 @@ from tickethub.services.events import EventService
 from tickethub.services.inbox import InboxService
 from tickethub.services.ports import Clock, SecretGenerator
 from tickethub.services.sessions import SessionService
+from tickethub.services.throttle import Throttles
 from tickethub.services.tickets import TicketService
 from tickethub.services.webhooks import WebhookService
 from tickethub.settings import Settings
@@ -60,13 +61,21 @@ class HubRuntime:
         self.bus = self._make_bus()
         self.tickets = TicketService(self.store, self.clock, self.bus)
         self.events = EventService(self.store)
+        # Failed sign-ins, links and tokens, throttled in this process (docs/api.md).
+        self.throttles = Throttles(
+            self.clock, account_attempts=settings.auth_throttle_account_attempts,
+            address_attempts=settings.auth_throttle_address_attempts,
+            base_seconds=settings.auth_throttle_base_seconds,
+            max_seconds=settings.auth_throttle_max_seconds,
+            forget_seconds=settings.auth_throttle_forget_seconds)
         self.auth = AuthService(self.store, self.clock, self.secrets,
-                                cache_seconds=settings.auth_cache_seconds)
+                                cache_seconds=settings.auth_cache_seconds,
+                                throttles=self.throttles)
         self.deadlines = DeadlineService(self.store, self.clock, self.bus)
         self.webhooks = WebhookService(self.store, self.clock, self.secrets)
         # web inbox: people's sign-in and the inbox queries
         self.sessions = SessionService(SqlSessionStore(self.store), self.clock, self.secrets,
-                                       settings.session_ttl_seconds)
+                                       settings.session_ttl_seconds, self.throttles)
         self.inbox = InboxService(SqlInboxReader(self.store))
         self.deliveries = DeliveryService(
             self.store, self.clock,
