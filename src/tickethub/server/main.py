@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import logging
+import socket
 import sys
 
 import uvicorn
 
 from tickethub.api.app import create_app
-from tickethub.server.runtime import HubRuntime
+from tickethub.server.runtime import SHUTDOWN_GRACE_SECONDS, HubRuntime
 from tickethub.settings import Settings
+
+
+class HubServer(uvicorn.Server):
+    """uvicorn's server, telling the hub's waiters to finish as soon as shutdown begins:
+    uvicorn waits for open connections before the app's lifespan ends, and a long-poll
+    or an SSE stream would otherwise hold it open for as long as its client stays."""
+
+    def __init__(self, config: uvicorn.Config, hub: HubRuntime) -> None:
+        super().__init__(config)
+        self._hub = hub
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self._hub.bus.close()
+        await super().shutdown(sockets)
 
 
 def build_app(settings: Settings) -> tuple[HubRuntime, object]:
@@ -25,9 +40,11 @@ def serve(settings: Settings, *, announce: bool = True) -> None:
     config = uvicorn.Config(app, host=settings.host, port=settings.port,
                             log_level=settings.log_level.lower(), access_log=False,
                             timeout_keep_alive=75, backlog=8192,
+                            # a backstop: requests not done by then are cancelled
+                            timeout_graceful_shutdown=int(SHUTDOWN_GRACE_SECONDS),
                             proxy_headers=settings.forwarded_allow_ips is not None,
                             forwarded_allow_ips=settings.forwarded_allow_ips)
-    server = uvicorn.Server(config)
+    server = HubServer(config, hub)
     if announce:
         original_startup = server.startup
 
@@ -36,8 +53,12 @@ def serve(settings: Settings, *, announce: bool = True) -> None:
             _announce(hub)
 
         server.startup = startup  # type: ignore[method-assign]
-    server.run()
-    hub.close()
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises the Ctrl-C it already handled: the hub stopped cleanly
+    finally:
+        hub.close()
 
 
 def _announce(hub: HubRuntime) -> None:

@@ -150,6 +150,7 @@ class HubRuntime:
         try:
             yield self
         finally:
+            self.bus.close()
             for task in self._tasks:
                 task.cancel()
             # A loop stuck in a worker thread cannot be cancelled; don't let it hold the
