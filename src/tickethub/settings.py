@@ -36,8 +36,10 @@ class Settings(BaseSettings):
                                             "X-Forwarded-Proto headers are trusted, e.g. "
                                             "`127.0.0.1`. Unset: those headers are ignored "
                                             "(links use public_url either way).")
-    admin_token: SecretStr | None = Field(None, description="At first start, becomes the "
-                                          "admin token; else one is generated and printed.")
+    admin_token: SecretStr | None = Field(None, description="An admin token, registered "
+                                          "at any start (older admin tokens keep working). "
+                                          "Unset at the first start: one is generated, "
+                                          "printed and saved to data_dir/admin-token.")
     max_body_bytes: int = Field(1_048_576, ge=1024, description="Largest request body "
                                 "accepted; larger ones get 413.")
     wait_max_seconds: float = Field(60.0, gt=0, le=300, description="Longest long-poll.")

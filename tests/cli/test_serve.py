@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
+import stat
 import subprocess
 import threading
 import time
@@ -15,7 +17,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
+from tickethub.cli.main import cli
 from tickethub.sdk.testing import free_port, hub_command
 from tickethub.server.runtime import HubRuntime
 from tickethub.settings import Settings
@@ -29,16 +33,24 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _hub_env() -> dict[str, str]:
+def _hub_env(admin_token: str | None = ADMIN_TOKEN) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKETHUB_")}
-    return {**env, "TICKETHUB_ADMIN_TOKEN": ADMIN_TOKEN, "TICKETHUB_LOG_LEVEL": "info"}
+    env["TICKETHUB_LOG_LEVEL"] = "info"
+    return {**env, "TICKETHUB_ADMIN_TOKEN": admin_token} if admin_token else env
 
 
-def _start(data_dir: Path, port: int) -> subprocess.Popen[str]:
-    process = subprocess.Popen(
+def _serve(data_dir: Path, port: int, admin_token: str | None = ADMIN_TOKEN
+           ) -> subprocess.Popen[str]:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
         [*hub_command(), "serve", "--port", str(port), "--data-dir", str(data_dir)],
-        env=_hub_env(), cwd=data_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, preexec_fn=_default_sigint)
+        env=_hub_env(admin_token), cwd=data_dir, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
+
+
+def _start(data_dir: Path, port: int, admin_token: str | None = ADMIN_TOKEN
+           ) -> subprocess.Popen[str]:
+    process = _serve(data_dir, port, admin_token)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
@@ -114,3 +126,57 @@ def test_serve_stops_promptly_with_streams_and_long_polls_open(data_dir: Path,
     # The long-poll got an answer (the ticket as it is), not a dropped connection.
     assert [r.status_code for r in waited] == [200]
     assert waited[0].headers["x-tickethub-timed-out"] == "true"
+
+
+def test_a_start_on_a_busy_port_keeps_the_generated_admin_token(tmp_path: Path) -> None:
+    data_dir = tmp_path / "hub"
+    port = free_port()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", port))
+        busy.listen()
+        failed = _serve(data_dir, port, admin_token=None)
+        _, stderr = failed.communicate(timeout=60)
+    assert failed.returncode != 0
+    saved = data_dir.resolve() / "admin-token"
+    assert f"generated the admin token; saved to {saved}" in stderr
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    token = saved.read_text().strip()
+    assert token.startswith("th_") and token not in stderr
+
+    process = _start(data_dir, port, admin_token=None)
+    try:
+        me = httpx.get(f"http://127.0.0.1:{port}/api/v1/me",
+                       headers={"Authorization": f"Bearer {token}"})
+        assert me.status_code == 200 and me.json()["role"] == "admin"
+        # The operator's next step prints a link to where the hub really listens.
+        made = CliRunner().invoke(cli, ["user", "set-password", "pat", "--password-stdin",
+                                        "--data-dir", str(data_dir)], input=PASSWORD + "\n")
+        assert made.exit_code == 0, made.output
+        assert f"can now sign in at http://127.0.0.1:{port}/login" in made.output
+    finally:
+        process.terminate()
+        _, banner = process.communicate(timeout=30)
+    assert f"export TICKETHUB_TOKEN=$(cat {saved})" in banner
+
+
+async def test_the_admin_token_setting_works_at_any_start(tmp_path: Path) -> None:
+    first = HubRuntime(Settings(data_dir=tmp_path))
+    async with first.running():
+        generated = first.generated_admin_token
+    first.close()
+    assert generated and (tmp_path / "admin-token").read_text().strip() == generated
+    later = HubRuntime(Settings(data_dir=tmp_path, admin_token=ADMIN_TOKEN))
+    async with later.running():
+        assert later.generated_admin_token is None
+        assert later.auth.authenticate(ADMIN_TOKEN).role.value == "admin"
+        assert later.auth.authenticate(generated).role.value == "admin"
+    later.close()
+
+
+def test_a_configured_port_beats_the_last_served_url(tmp_path: Path) -> None:
+    (tmp_path / "served-url").write_text("http://127.0.0.1:7777\n")
+    made = CliRunner().invoke(cli, ["user", "set-password", "pat", "--password-stdin",
+                                    "--data-dir", str(tmp_path)], input=PASSWORD + "\n",
+                              env={"TICKETHUB_PORT": "9123"})
+    assert made.exit_code == 0, made.output
+    assert "can now sign in at http://127.0.0.1:9123/login" in made.output

@@ -9,6 +9,7 @@ import sys
 import uvicorn
 
 from tickethub.api.app import create_app
+from tickethub.server import admin_token, served_url
 from tickethub.server.runtime import SHUTDOWN_GRACE_SECONDS, HubRuntime
 from tickethub.settings import Settings
 
@@ -45,14 +46,16 @@ def serve(settings: Settings, *, announce: bool = True) -> None:
                             proxy_headers=settings.forwarded_allow_ips is not None,
                             forwarded_allow_ips=settings.forwarded_allow_ips)
     server = HubServer(config, hub)
-    if announce:
-        original_startup = server.startup
+    original_startup = server.startup
 
-        async def startup(sockets: object = None) -> None:
-            await original_startup(sockets=sockets)  # type: ignore[arg-type]
-            _announce(hub)
+    async def startup(sockets: object = None) -> None:
+        await original_startup(sockets=sockets)  # type: ignore[arg-type]
+        if server.started:
+            served_url.save(settings.data_dir, hub.public_url())
+            if announce:
+                _announce(hub)
 
-        server.startup = startup  # type: ignore[method-assign]
+    server.startup = startup  # type: ignore[method-assign]
     try:
         server.run()
     except KeyboardInterrupt:
@@ -70,14 +73,18 @@ def _announce(hub: HubRuntime) -> None:
         f"  health:     {url}/healthz",
         f"  database:   {hub.engine.url.render_as_string(hide_password=True)}",
     ]
+    saved = admin_token.token_path(hub.settings.data_dir)
     if hub.generated_admin_token:
         lines += [
             "",
-            "An admin token was generated. It is shown only this once; keep it safe:",
+            f"An admin token was generated (also saved to {saved}, mode 600):",
             f"  export TICKETHUB_URL={url}",
             f"  export TICKETHUB_TOKEN={hub.generated_admin_token}",
         ]
+    elif saved.exists():
+        lines += ["", f"  export TICKETHUB_URL={url}",
+                  f"  export TICKETHUB_TOKEN=$(cat {saved})"]
     else:
         lines += ["", f"  export TICKETHUB_URL={url}",
-                  "  (use the admin token printed at first start, or TICKETHUB_ADMIN_TOKEN)"]
+                  "  (use your admin token; TICKETHUB_ADMIN_TOKEN adds one at any start)"]
     print("\n".join(lines) + "\n", file=sys.stderr, flush=True)

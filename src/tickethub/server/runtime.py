@@ -19,6 +19,7 @@ from tickethub.bus.memory import InProcessBus
 from tickethub.channels.base import Channel
 from tickethub.channels.webhook import WebhookChannel
 from tickethub.channels.worker import DeliveryWorker
+from tickethub.server import admin_token
 from tickethub.server.deadline_loop import DeadlineLoop
 from tickethub.server.system import SystemClock, TokenGenerator
 from tickethub.services.auth import AuthService
@@ -134,6 +135,11 @@ class HubRuntime:
         self.generated_admin_token = await asyncio.to_thread(
             self.auth.bootstrap_admin, admin.get_secret_value() if admin else None
         )
+        if self.generated_admin_token:
+            # Said before the port is bound, so a start that fails there loses nothing.
+            saved = admin_token.save(self.settings.data_dir, self.generated_admin_token)
+            log.warning("generated the admin token; saved to %s (readable by you only)",
+                        saved)
         caught_up = await asyncio.to_thread(self.deadlines.run_due)
         if caught_up:
             log.info("expired %d ticket(s) whose deadline passed while the hub was down",
