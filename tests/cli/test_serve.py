@@ -78,9 +78,12 @@ def _open_stream(stack: ExitStack, client: httpx.Client, url: str, **kw: object)
     assert next(response.iter_text()).startswith("retry:")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_serve_stops_promptly_with_streams_and_long_polls_open(data_dir: Path,
-                                                                sig: signal.Signals) -> None:
+@pytest.mark.parametrize("signals", [[signal.SIGTERM], [signal.SIGINT],
+                                     [signal.SIGINT, signal.SIGINT]],
+                         ids=["SIGTERM", "Ctrl-C", "Ctrl-C twice"])
+def test_serve_stops_promptly_with_streams_and_long_polls_open(
+        data_dir: Path, signals: list[signal.Signals]) -> None:
+    sig = signals[0]
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     auth = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -108,7 +111,9 @@ def test_serve_stops_promptly_with_streams_and_long_polls_open(data_dir: Path,
             while api.get("/healthz").json()["waiters"] < 1:
                 assert time.monotonic() < deadline, "the long-poll never arrived"
                 time.sleep(0.05)
-            process.send_signal(sig)
+            for each in signals:
+                process.send_signal(each)
+                time.sleep(0.05)
             try:  # a bound on a hang, not a speed test: the hub used to wait forever
                 _, stderr = process.communicate(timeout=30)
             except subprocess.TimeoutExpired:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import socket
 import sys
@@ -26,6 +28,13 @@ class HubServer(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self._hub.bus.close()
         await super().shutdown(sockets)
+        # A second Ctrl-C makes uvicorn skip the app's shutdown; its lifespan task is then
+        # cancelled mid-wait and logged as a traceback. End it properly, within bounds.
+        ended = getattr(self.lifespan, "shutdown_event", None)
+        if self.force_exit and ended is not None and not ended.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(SHUTDOWN_GRACE_SECONDS):
+                    await self.lifespan.shutdown()
 
 
 def build_app(settings: Settings) -> tuple[HubRuntime, object]:
