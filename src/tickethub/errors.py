@@ -38,6 +38,10 @@ class TickethubError(Exception):
         problem.update(self.extra)
         return problem
 
+    def headers(self) -> dict[str, str]:
+        """HTTP headers that go with this error, whatever shape each door gives the body."""
+        return {"WWW-Authenticate": "Bearer"} if self.status == 401 else {}
+
 
 class BadRequest(TickethubError):
     status = 400
@@ -131,6 +135,22 @@ class ValidationFailed(TickethubError):
         if errors:
             extra["errors"] = errors
         super().__init__(detail, field=field, **extra)
+
+
+class Throttled(TickethubError):
+    """Too many failed attempts (sign-ins, links, tokens): wait ``retry_after`` seconds
+    (sent as the ``Retry-After`` header too)."""
+
+    status = 429
+    code = "too_many_attempts"
+    title = "Too many attempts"
+
+    def __init__(self, detail: str, *, field: str | None = None, retry_after: int) -> None:
+        super().__init__(detail, field=field, retry_after=retry_after)
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
 
 
 class Unavailable(TickethubError):

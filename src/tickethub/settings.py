@@ -36,8 +36,10 @@ class Settings(BaseSettings):
                                             "X-Forwarded-Proto headers are trusted, e.g. "
                                             "`127.0.0.1`. Unset: those headers are ignored "
                                             "(links use public_url either way).")
-    admin_token: SecretStr | None = Field(None, description="At first start, becomes the "
-                                          "admin token; else one is generated and printed.")
+    admin_token: SecretStr | None = Field(None, description="An admin token, registered "
+                                          "at any start (older admin tokens keep working). "
+                                          "Unset at the first start: one is generated, "
+                                          "printed and saved to data_dir/admin-token.")
     max_body_bytes: int = Field(1_048_576, ge=1024, description="Largest request body "
                                 "accepted; larger ones get 413.")
     wait_max_seconds: float = Field(60.0, gt=0, le=300, description="Longest long-poll.")
@@ -59,6 +61,20 @@ class Settings(BaseSettings):
                                       "token is trusted without a database read. A token "
                                       "revoked on this process stops at once; on another "
                                       "hub process within this time. 0: check every time.")
+    # -- throttling of failed sign-ins, sign-in links and API tokens (docs/api.md) --
+    auth_throttle_account_attempts: int = Field(5, ge=1, description="Failed sign-ins "
+                                                "per account (known or not) before each "
+                                                "further attempt must wait (back-off, 429 "
+                                                "with Retry-After).")
+    auth_throttle_address_attempts: int = Field(20, ge=1, description="Failed sign-ins, "
+                                                "sign-in links or API tokens per client "
+                                                "address (each counted apart) before each "
+                                                "further attempt from it must wait.")
+    auth_throttle_base_seconds: float = Field(1.0, gt=0, description="The first wait; "
+                                              "doubles with every further failure.")
+    auth_throttle_max_seconds: float = Field(900.0, gt=0, description="The longest wait.")
+    auth_throttle_forget_seconds: float = Field(3600.0, gt=0, description="Failures are "
+                                                "forgotten this long after the last one.")
     bus: str = Field("auto", pattern="^(auto|memory|postgres)$", description="How waiters "
                      "are woken: memory (one process), postgres (LISTEN/NOTIFY, several hub "
                      "processes on one database); auto picks postgres on PostgreSQL.")

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tickethub.cli import output
 from tickethub.sdk import Hub
 
@@ -77,12 +79,17 @@ def test_expiry_and_timeout(run, admin: Hub) -> None:
     assert waiting.stdout.strip() == "still open"
 
 
-def test_ctrl_c_stops_waiting_and_leaves_the_ticket_open(hub_process, admin: Hub) -> None:
+@pytest.mark.parametrize("inherited", [signal.SIG_DFL, signal.SIG_IGN],
+                         ids=["foreground", "background-job"])
+def test_ctrl_c_stops_waiting_and_leaves_the_ticket_open(hub_process, admin: Hub,
+                                                         inherited: signal.Handlers) -> None:
+    """Also when started as a shell's background job, which inherits SIGINT ignored."""
     ticket = admin.ask("interrupt me")
     env = {**os.environ, "TICKETHUB_URL": hub_process.url,
            "TICKETHUB_TOKEN": hub_process.admin_token}
     waiting = subprocess.Popen([TICKETHUB, "wait", str(ticket.id)], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, inherited))
     try:
         deadline = time.monotonic() + 30
         while admin.health()["waiters"] < 1 and time.monotonic() < deadline:

@@ -51,3 +51,19 @@ async def test_the_bus_hands_the_new_state_to_waiters_from_any_thread():
         assert ticket.id == 5 and ticket.status is Status.ANSWERED
         assert await log.wait(2)
     assert bus.waiter_count == 0 and bus.last_seq == 9
+
+
+async def test_closing_the_bus_wakes_every_waiter_now_and_later():
+    bus = InProcessBus()
+    bus.bind(asyncio.get_running_loop())
+    with bus.ticket_signal(5) as changed, bus.log_signal() as log:
+        bus.close()
+        assert bus.closing
+        assert await asyncio.wait_for(changed, 2) is None  # no new state: read it back
+        assert await log.wait(2)
+    with bus.ticket_signal(6) as later, bus.log_signal() as later_log:
+        assert later.done() and await later_log.wait(0)
+    bus.bind(asyncio.get_running_loop())  # a new run: open again
+    assert not bus.closing
+    with bus.ticket_signal(7) as fresh:
+        assert not fresh.done()

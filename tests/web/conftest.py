@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
+from tests.conftest import ADMIN_TOKEN
+from tickethub.api.app import create_app
 from tickethub.domain.actors import Role
 from tickethub.server.runtime import HubRuntime
+from tickethub.settings import Settings
+from tickethub.testing import FakeClock
 
 PASSWORD = "correct horse battery"
 _META_CSRF = re.compile(r'<meta name="csrf" content="([^"]+)">')
@@ -68,3 +76,28 @@ async def ask(client: httpx.AsyncClient, headers: dict[str, str], **ticket: Any
     assert response.status_code == 201, response.text
     result: dict[str, Any] = response.json()
     return result
+
+
+@pytest.fixture
+async def clocked_app(tmp_path: Path, database_url: str
+                      ) -> AsyncIterator[tuple[FastAPI, FakeClock, HubRuntime]]:
+    """A running hub app on a fake clock, with ``pat`` (password :data:`PASSWORD`)."""
+    clock = FakeClock(datetime.now(UTC))
+    settings = Settings(data_dir=tmp_path / "d", database_url=database_url,
+                        admin_token=ADMIN_TOKEN, session_ttl_seconds=3600)
+    hub = HubRuntime(settings, clock=clock)
+    hub.sessions.set_password("pat", PASSWORD)
+    app = create_app(hub)
+    async with hub.running():  # the doors' own lifespan hooks are not needed here
+        yield app, clock, hub
+    hub.close()
+
+
+@pytest.fixture
+async def clocked(clocked_app: tuple[FastAPI, FakeClock, HubRuntime]
+                  ) -> AsyncIterator[tuple[httpx.AsyncClient, FakeClock, HubRuntime]]:
+    """:func:`clocked_app` and a client of it."""
+    app, clock, hub = clocked_app
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://hub") as c:
+        yield c, clock, hub

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -101,22 +99,6 @@ async def test_cookie_is_secure_behind_https(tmp_path: Path, database_url: str) 
     cookie = next(c for c in response.headers.get_list("set-cookie")
                   if c.startswith("th_session="))
     assert "Secure" in cookie and "HttpOnly" in cookie
-
-
-@pytest.fixture
-async def clocked(tmp_path: Path, database_url: str
-                  ) -> AsyncIterator[tuple[httpx.AsyncClient, FakeClock, HubRuntime]]:
-    clock = FakeClock(datetime.now(UTC))
-    settings = Settings(data_dir=tmp_path / "d", database_url=database_url,
-                        admin_token=ADMIN_TOKEN, session_ttl_seconds=3600)
-    hub = HubRuntime(settings, clock=clock)
-    hub.sessions.set_password("pat", PASSWORD)
-    app = create_app(hub)
-    async with hub.running():
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://hub") as c:
-            yield c, clock, hub
-    hub.close()
 
 
 async def test_expired_session_signs_in_again_and_returns_to_the_page(

@@ -9,7 +9,16 @@ from fastapi import FastAPI
 from starlette.types import Receive, Scope, Send
 
 from tickethub import __version__
-from tickethub.api import admin, agent_protocol, events, hooks_github, mcp_server, problems, tickets
+from tickethub.api import (
+    admin,
+    agent_protocol,
+    docs_pages,
+    events,
+    hooks_github,
+    mcp_server,
+    problems,
+    tickets,
+)
 from tickethub.api import openai as openai_door
 from tickethub.api.deps import call
 from tickethub.api.hooks_agents import router as agents_hooks
@@ -50,7 +59,9 @@ def create_app(hub: HubRuntime) -> FastAPI:
     telemetry = hub.settings.telemetry  # off: FastAPI skips its per-request check
     app = HubApp(title="tickethub", version=__version__, description=DESCRIPTION,
                  lifespan=lifespan, telemetry={"tracing": telemetry, "metrics": telemetry,
-                                               "logs": telemetry})
+                                               "logs": telemetry},
+                 docs_url=None, redoc_url=None)  # served with local assets: docs_pages
+    docs_pages.mount(app)
     app.state.hub = hub
     app.fast_lane = agent_protocol.FastLane(app)
     problems.install(app)

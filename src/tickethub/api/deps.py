@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import anyio
 from fastapi import Depends, Request
+from starlette.types import Scope
 
 from tickethub.domain.actors import Actor, require_admin
 from tickethub.server.runtime import HubRuntime
@@ -32,13 +33,20 @@ def bearer_of(authorization: str) -> str | None:
 
 async def current_actor(request: Request, hub: HubRuntime = Depends(runtime)) -> Actor:
     """The actor behind the bearer token; 401 without a valid one."""
-    return await actor_for(hub, bearer_token(request))
+    return await actor_for(hub, bearer_token(request), client_address(request.scope))
 
 
-async def actor_for(hub: HubRuntime, token: str | None) -> Actor:
+def client_address(scope: Scope) -> str | None:
+    """The client's address (behind trusted proxies, the one they forwarded)."""
+    client = scope.get("client")
+    return str(client[0]) if client else None
+
+
+async def actor_for(hub: HubRuntime, token: str | None, client: str | None = None) -> Actor:
     """The actor behind ``token``: from the auth cache without a thread hop when it was
-    checked moments ago, else from the store. 401 without a valid token."""
-    return hub.auth.cached(token) or await call(hub.auth.authenticate, token)
+    checked moments ago, else from the store. 401 without a valid token; 429 while
+    ``client`` is throttled for sending unknown ones."""
+    return hub.auth.cached(token) or await call(hub.auth.authenticate, token, client)
 
 
 async def admin_actor(actor: Actor = Depends(current_actor)) -> Actor:

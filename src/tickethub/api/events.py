@@ -56,7 +56,8 @@ async def stream_events(
 ) -> StreamingResponse:
     """Each event is sent with ``id: <seq>``, so a reconnecting client's
     ``Last-Event-ID`` resumes right after the last event it got. A cursor ahead of the
-    log is refused with 409 before the stream starts."""
+    log is refused with 409 before the stream starts. The stream ends when the hub shuts
+    down."""
     field = "since"
     if last_event_id is not None:
         since = parse_id(last_event_id, minimum=0)
@@ -85,6 +86,8 @@ async def stream_events(
                 if (reread and len(batch) < _STREAM_BATCH
                         and not await signal.wait(keepalive)):
                     yield ": keep-alive\n\n"
+                if hub.bus.closing:
+                    return  # shutdown: the client resumes with Last-Event-ID elsewhere
                 reread = True
                 batch, cursor = await call(hub.events.page, cursor, limit=_STREAM_BATCH,
                                            ticket_id=ticket_id, subtree_of=subtree,

@@ -48,6 +48,8 @@ _MEANING = {
          "the log, a reused idempotency key",
     413: "The body is larger than `max_body_bytes`",
     422: "A field or parameter is invalid; `field` names it",
+    429: "Too many failed credentials from this client or for this account; `Retry-After` "
+         "says when to try again",
     500: "The hub hit an unexpected error",
     503: "A channel this needs is off",
 }
@@ -85,8 +87,7 @@ async def _tickethub_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, TickethubError)
     problem = exc.to_problem()
     problem["instance"] = request.url.path
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-    return problem_response(problem, headers)
+    return problem_response(problem, exc.headers() or None)
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:

@@ -191,8 +191,8 @@ async def wait(
     timeout: Annotated[float, Query(ge=0, le=60, description="Seconds, at most 60.")] = 30,
 ) -> Response:
     """Returns as soon as the ticket leaves the waiting states (open, in_progress,
-    deferred), else after ``timeout`` seconds with its current state and the header
-    ``X-Tickethub-Timed-Out: true``."""
+    deferred), else after ``timeout`` seconds (or at once when the hub shuts down) with
+    its current state and the header ``X-Tickethub-Timed-Out: true``."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + min(timeout, hub.settings.wait_max_seconds)
     while True:
@@ -200,7 +200,7 @@ async def wait(
         with hub.bus.ticket_signal(ticket_id) as changed:
             ticket = await call(hub.tickets.get, ticket_id, me)
             remaining = deadline - loop.time()
-            if not ticket.waiting or remaining <= 0:
+            if not ticket.waiting or remaining <= 0 or hub.bus.closing:  # closing: shutdown
                 break
             try:
                 fresh = await asyncio.wait_for(changed, remaining)

@@ -3,6 +3,10 @@
 ``notify`` may be called from any thread (services run in a thread pool); waiting happens
 on the event loop the bus is bound to. Registration comes before the waiter reads the
 state, so a change that commits between the read and the sleep still wakes it.
+
+At shutdown ``close()`` wakes every waiter and sets ``closing``: long-polls and streams
+check it when woken and finish (a long-poll answers with the ticket as it is, a stream
+ends), so the server is not held open by connections that would wait for minutes.
 """
 
 from __future__ import annotations
@@ -46,8 +50,11 @@ class InProcessBus:
         # The seq of the latest notification of each recently notified ticket.
         self._ticket_seqs: OrderedDict[int, int] = OrderedDict()
         self.last_seq = 0
+        self.closing = False
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Serve waiters on ``loop`` (again open after an earlier ``close``)."""
+        self.closing = False
         self._loop = loop
         self._loop_thread = threading.get_ident()
 
@@ -59,6 +66,17 @@ class InProcessBus:
 
     async def stop(self) -> None:
         """Hook for buses that connect to something."""
+
+    def close(self) -> None:
+        """The hub is shutting down: wake every waiter now and every later one at once
+        (``closing`` tells them why). Call on the bound event loop."""
+        self.closing = True
+        for futures in self._ticket_waiters.values():
+            for future in futures:
+                if not future.done():
+                    future.set_result(None)
+        for signal in self._log_signals | self._state_signals:
+            signal.event.set()
 
     @property
     def waiter_count(self) -> int:
@@ -109,6 +127,8 @@ class InProcessBus:
     def ticket_signal(self, ticket_id: int) -> Iterator[asyncio.Future[Ticket | None]]:
         """A future resolved with the ticket's new state at its next change."""
         future: asyncio.Future[Ticket | None] = asyncio.get_running_loop().create_future()
+        if self.closing:
+            future.set_result(None)
         waiters = self._ticket_waiters.setdefault(ticket_id, set())
         waiters.add(future)
         try:
@@ -122,19 +142,21 @@ class InProcessBus:
 
     def log_signal(self) -> AbstractContextManager[LogSignal]:
         """Set at every new event."""
-        return _registered(self._log_signals)
+        return _registered(self._log_signals, set_now=self.closing)
 
     def state_signal(self) -> AbstractContextManager[LogSignal]:
         """Set when a ticket's own state may have changed (new, moved, deadline set):
         not when only a message was added to it. For those who care about ticket fields
         (deadlines), not about conversation."""
-        return _registered(self._state_signals)
+        return _registered(self._state_signals, set_now=self.closing)
 
 
 @contextmanager
-def _registered(signals: set[LogSignal]) -> Iterator[LogSignal]:
-    """A new signal in ``signals`` for the ``with`` block."""
+def _registered(signals: set[LogSignal], *, set_now: bool) -> Iterator[LogSignal]:
+    """A new signal in ``signals`` for the ``with`` block (already set if ``set_now``)."""
     signal = LogSignal()
+    if set_now:
+        signal.event.set()
     signals.add(signal)
     try:
         yield signal

@@ -19,10 +19,17 @@ if TYPE_CHECKING:
 def local_runtime(data_dir: Path | None) -> Iterator[HubRuntime]:
     """A hub runtime on the configured database (``--data-dir`` overrides the data
     folder), closed afterwards; hub errors become the CLI's one-line failure."""
+    from tickethub.server import served_url
     from tickethub.server.runtime import HubRuntime
     from tickethub.settings import Settings
 
-    runtime = HubRuntime(Settings(**({"data_dir": data_dir} if data_dir else {})))
+    settings = Settings(**({"data_dir": data_dir} if data_dir else {}))
+    if not {"public_url", "port"} & settings.model_fields_set:
+        # Links should point where `serve` really listens (it may have had --port).
+        url = served_url.load(settings.data_dir)
+        if url:
+            settings = settings.model_copy(update={"public_url": url})
+    runtime = HubRuntime(settings)
     try:
         yield runtime
     except TickethubError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import click
@@ -75,6 +76,9 @@ cli.add_command(_agent_command)  # personal agents (cli/agents.py, docs/personal
 
 
 def main() -> None:
+    # A shell starts background jobs with SIGINT ignored, and Python then never turns
+    # Ctrl-C into KeyboardInterrupt: `wait` and `watch` could not be stopped with it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     cli()
 
 

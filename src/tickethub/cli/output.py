@@ -34,7 +34,7 @@ from typing import Any, NoReturn
 import click
 
 from tickethub.errors import TickethubError
-from tickethub.sdk.errors import HubError
+from tickethub.sdk.errors import NO_TOKEN, HubError
 from tickethub.sdk.models import Event, Message, Ticket, TokenInfo, TreeNode
 
 OK, ERROR, USAGE = 0, 1, 2
@@ -77,7 +77,10 @@ class Failure(click.ClickException):
 
     @classmethod
     def of(cls, exc: HubError | TickethubError) -> Failure:
-        return cls(exc.detail, exc.code, exc.field, exit_code(exc.status))
+        # The SDK's hint names its keyword argument; here the way is an option.
+        detail = exc.detail.replace(NO_TOKEN, "no token was given: set TICKETHUB_TOKEN or "
+                                    "pass --token")
+        return cls(detail, exc.code, exc.field, exit_code(exc.status))
 
     def show(self, file: Any = None) -> None:
         click.echo(self.line, err=True)

@@ -74,6 +74,9 @@ _BY_STATUS: dict[int, type[HubError]] = {
 RETRYABLE_STATUSES = frozenset({429, 502, 503, 504})
 
 
+NO_TOKEN = "no token was given: set TICKETHUB_TOKEN or pass token="
+
+
 def error_from_response(response: httpx.Response, *, has_token: bool = True) -> HubError:
     """The :class:`HubError` for a response with status >= 400 (body already read)."""
     problem: dict[str, Any] = {}
@@ -88,7 +91,7 @@ def error_from_response(response: httpx.Response, *, has_token: bool = True) -> 
     detail = str(problem.get("detail") or problem.get("title")
                  or response.text.strip()[:200] or response.reason_phrase or "error")
     if status == 401 and not has_token:
-        detail += "; no token was given: set TICKETHUB_TOKEN or pass token="
+        detail += f"; {NO_TOKEN}"
     field = problem.get("field")
     cls = _BY_STATUS.get(status, HubError)
     return cls(status, code, detail, str(field) if field is not None else None, problem)

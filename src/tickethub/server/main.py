@@ -2,15 +2,40 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import socket
 import sys
 
 import uvicorn
 
 from tickethub.api.agent_protocol.context import anonymous_allowed
 from tickethub.api.app import create_app
-from tickethub.server.runtime import HubRuntime
+from tickethub.server import admin_token, served_url
+from tickethub.server.runtime import SHUTDOWN_GRACE_SECONDS, HubRuntime
 from tickethub.settings import Settings
+
+
+class HubServer(uvicorn.Server):
+    """uvicorn's server, telling the hub's waiters to finish as soon as shutdown begins:
+    uvicorn waits for open connections before the app's lifespan ends, and a long-poll
+    or an SSE stream would otherwise hold it open for as long as its client stays."""
+
+    def __init__(self, config: uvicorn.Config, hub: HubRuntime) -> None:
+        super().__init__(config)
+        self._hub = hub
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self._hub.bus.close()
+        await super().shutdown(sockets)
+        # A second Ctrl-C makes uvicorn skip the app's shutdown; its lifespan task is then
+        # cancelled mid-wait and logged as a traceback. End it properly, within bounds.
+        ended = getattr(self.lifespan, "shutdown_event", None)
+        if self.force_exit and ended is not None and not ended.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(SHUTDOWN_GRACE_SECONDS):
+                    await self.lifespan.shutdown()
 
 
 def build_app(settings: Settings) -> tuple[HubRuntime, object]:
@@ -26,19 +51,27 @@ def serve(settings: Settings, *, announce: bool = True) -> None:
     config = uvicorn.Config(app, host=settings.host, port=settings.port,
                             log_level=settings.log_level.lower(), access_log=False,
                             timeout_keep_alive=75, backlog=8192,
+                            # a backstop: requests not done by then are cancelled
+                            timeout_graceful_shutdown=int(SHUTDOWN_GRACE_SECONDS),
                             proxy_headers=settings.forwarded_allow_ips is not None,
                             forwarded_allow_ips=settings.forwarded_allow_ips)
-    server = uvicorn.Server(config)
-    if announce:
-        original_startup = server.startup
+    server = HubServer(config, hub)
+    original_startup = server.startup
 
-        async def startup(sockets: object = None) -> None:
-            await original_startup(sockets=sockets)  # type: ignore[arg-type]
-            _announce(hub)
+    async def startup(sockets: object = None) -> None:
+        await original_startup(sockets=sockets)  # type: ignore[arg-type]
+        if server.started:
+            served_url.save(settings.data_dir, hub.public_url())
+            if announce:
+                _announce(hub)
 
-        server.startup = startup  # type: ignore[method-assign]
-    server.run()
-    hub.close()
+    server.startup = startup  # type: ignore[method-assign]
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises the Ctrl-C it already handled: the hub stopped cleanly
+    finally:
+        hub.close()
 
 
 def _announce(hub: HubRuntime) -> None:
@@ -50,16 +83,20 @@ def _announce(hub: HubRuntime) -> None:
         f"  health:     {url}/healthz",
         f"  database:   {hub.engine.url.render_as_string(hide_password=True)}",
     ]
+    saved = admin_token.token_path(hub.settings.data_dir)
     if hub.generated_admin_token:
         lines += [
             "",
-            "An admin token was generated. It is shown only this once; keep it safe:",
+            f"An admin token was generated (also saved to {saved}, mode 600):",
             f"  export TICKETHUB_URL={url}",
             f"  export TICKETHUB_TOKEN={hub.generated_admin_token}",
         ]
+    elif saved.exists():
+        lines += ["", f"  export TICKETHUB_URL={url}",
+                  f"  export TICKETHUB_TOKEN=$(cat {saved})"]
     else:
         lines += ["", f"  export TICKETHUB_URL={url}",
-                  "  (use the admin token printed at first start, or TICKETHUB_ADMIN_TOKEN)"]
+                  "  (use your admin token; TICKETHUB_ADMIN_TOKEN adds one at any start)"]
     if anonymous_allowed(hub.settings):
         lines += ["", f"  Agent Protocol: clients without a token are all one agent "
                       f"({hub.settings.ap_anonymous_agent!r}) and share their tasks;",

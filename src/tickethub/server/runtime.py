@@ -19,6 +19,7 @@ from tickethub.bus.memory import InProcessBus
 from tickethub.channels.base import Channel
 from tickethub.channels.webhook import WebhookChannel
 from tickethub.channels.worker import DeliveryWorker
+from tickethub.server import admin_token
 from tickethub.server.deadline_loop import DeadlineLoop
 from tickethub.server.schema_workers import schema_checker
 from tickethub.server.system import SystemClock, TokenGenerator
@@ -30,6 +31,7 @@ from tickethub.services.events import EventService
 from tickethub.services.inbox import InboxService
 from tickethub.services.ports import Clock, SecretGenerator
 from tickethub.services.sessions import SessionService
+from tickethub.services.throttle import Throttles
 from tickethub.services.tickets import TicketService
 from tickethub.services.webhooks import WebhookService
 from tickethub.settings import Settings
@@ -67,13 +69,21 @@ class HubRuntime:
             settings.schema_check_workers)
         self.tickets = TicketService(self.store, self.clock, self.bus, self.schemas)
         self.events = EventService(self.store)
+        # Failed sign-ins, links and tokens, throttled in this process (docs/api.md).
+        self.throttles = Throttles(
+            self.clock, account_attempts=settings.auth_throttle_account_attempts,
+            address_attempts=settings.auth_throttle_address_attempts,
+            base_seconds=settings.auth_throttle_base_seconds,
+            max_seconds=settings.auth_throttle_max_seconds,
+            forget_seconds=settings.auth_throttle_forget_seconds)
         self.auth = AuthService(self.store, self.clock, self.secrets,
-                                cache_seconds=settings.auth_cache_seconds)
+                                cache_seconds=settings.auth_cache_seconds,
+                                throttles=self.throttles)
         self.deadlines = DeadlineService(self.store, self.clock, self.bus)
         self.webhooks = WebhookService(self.store, self.clock, self.secrets)
         # web inbox: people's sign-in and the inbox queries
         self.sessions = SessionService(SqlSessionStore(self.store), self.clock, self.secrets,
-                                       settings.session_ttl_seconds)
+                                       settings.session_ttl_seconds, self.throttles)
         self.inbox = InboxService(SqlInboxReader(self.store))
         self.deliveries = DeliveryService(
             self.store, self.clock,
@@ -144,6 +154,11 @@ class HubRuntime:
         self.generated_admin_token = await asyncio.to_thread(
             self.auth.bootstrap_admin, admin.get_secret_value() if admin else None
         )
+        if self.generated_admin_token:
+            # Said before the port is bound, so a start that fails there loses nothing.
+            saved = admin_token.save(self.settings.data_dir, self.generated_admin_token)
+            log.warning("generated the admin token; saved to %s (readable by you only)",
+                        saved)
         caught_up = await asyncio.to_thread(self.deadlines.run_due)
         if caught_up:
             log.info("expired %d ticket(s) whose deadline passed while the hub was down",
@@ -160,6 +175,7 @@ class HubRuntime:
         try:
             yield self
         finally:
+            self.bus.close()
             for task in self._tasks:
                 task.cancel()
             # A loop stuck in a worker thread cannot be cancelled; don't let it hold the

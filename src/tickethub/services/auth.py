@@ -15,6 +15,7 @@ from tickethub.domain.actors import Actor, ActorKind, Role, require_admin
 from tickethub.domain.visibility import checked_scopes
 from tickethub.errors import Conflict, NotFound, Unauthenticated, ValidationFailed
 from tickethub.services.ports import Clock, SecretGenerator, Store, TokenRecord
+from tickethub.services.throttle import Throttles, address_key, attempt
 
 _NAME = re.compile(r"^[A-Za-z0-9_.@:+-]{1,100}$")
 
@@ -25,8 +26,9 @@ def hash_token(token: str) -> str:
 
 class AuthService:
     def __init__(self, store: Store, clock: Clock, secrets: SecretGenerator,
-                 cache_seconds: float = 0.0) -> None:
+                 cache_seconds: float = 0.0, throttles: Throttles | None = None) -> None:
         self._store = store
+        self._throttles = throttles or Throttles(clock)
         self._clock = clock
         self._secrets = secrets
         # token hash → (actor, valid until): saves a database read per request. A token
@@ -80,7 +82,9 @@ class AuthService:
                                           granted)
         return token, record
 
-    def authenticate(self, token: str | None) -> Actor:
+    def authenticate(self, token: str | None, client: str | None = None) -> Actor:
+        """The actor behind ``token``. Unknown tokens are throttled per ``client`` address:
+        past the limit every uncached token from it gets ``Throttled`` (429)."""
         if not token:
             raise Unauthenticated("send 'Authorization: Bearer <token>'", field="Authorization")
         token_hash = hash_token(token)
@@ -88,11 +92,14 @@ class AuthService:
         cached = self.cached(token)
         if cached is not None:
             return cached
-        with self._store.read() as uow:
-            actor = uow.actors.by_token_hash(token_hash)
-        if actor is None:
-            self._cache.pop(token_hash, None)
-            raise Unauthenticated("the token is unknown or revoked", field="Authorization")
+        with attempt((self._throttles.token_addresses, address_key(client)),
+                     field="Authorization", what="API tokens"):
+            with self._store.read() as uow:
+                actor = uow.actors.by_token_hash(token_hash)
+            if actor is None:
+                self._cache.pop(token_hash, None)
+                raise Unauthenticated("the token is unknown or revoked",
+                                      field="Authorization")
         if self._cache_seconds > 0:
             if len(self._cache) > 10_000:
                 self._cache.clear()

@@ -4,15 +4,19 @@ Contracts:
 
 * ``set_password(name, password, role)`` creates the person if missing (with ``role``)
   and replaces their password; existing people keep their role.
-* ``sign_in(name, password)`` returns a new :class:`Session` and the plain session token
-  (shown to the browser once, stored only as a SHA-256), or raises ``Unauthenticated``
-  with the same message whether the name or the password was wrong.
+* ``sign_in(name, password, client)`` returns a new :class:`Session` and the plain session
+  token (shown to the browser once, stored only as a SHA-256), or raises
+  ``Unauthenticated`` with the same message whether the name or the password was wrong.
+  Failures are throttled per name and per client address (``services/throttle.py``):
+  past the limit ``Throttled`` (429) comes before any password check, the same for names
+  that exist and names that do not.
 * ``resume(token)`` returns the live session or ``None`` when it is unknown, signed out
   or expired. A session lives ``ttl`` seconds and is renewed (one write) once less than
   half of that remains, so an active person stays signed in and reads stay read-only.
 * ``sign_out(token)`` ends the session; calling it twice is harmless.
 * ``login_link(name, ttl)`` makes a one-time sign-in token for an existing person;
-  ``sign_in_with_link(token)`` spends it (once, before it expires) for a new session.
+  ``sign_in_with_link(token, client)`` spends it (once, before it expires) for a new
+  session; unknown links are throttled per client address.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.errors import Conflict, NotFound, Unauthenticated, ValidationFailed
 from tickethub.services.passwords import MIN_LENGTH, hash_password, verify_password
 from tickethub.services.ports import Clock, SecretGenerator
+from tickethub.services.throttle import Throttles, address_key, attempt
 
 _NAME = re.compile(r"^[A-Za-z0-9_.@:+-]{1,100}$")
 # Checking a made-up hash when the name is unknown keeps sign-in time the same either way.
@@ -72,11 +77,13 @@ def _digest(token: str) -> str:
 
 class SessionService:
     def __init__(self, store: SessionStore, clock: Clock, secrets: SecretGenerator,
-                 ttl_seconds: float = 7 * 24 * 3600) -> None:
+                 ttl_seconds: float = 7 * 24 * 3600, throttles: Throttles | None = None
+                 ) -> None:
         self._store = store
         self._clock = clock
         self._secrets = secrets
         self._ttl = timedelta(seconds=ttl_seconds)
+        self._throttles = throttles or Throttles(clock)
 
     def set_password(self, name: str, password: str, role: Role = Role.RESPONDER) -> Actor:
         if not _NAME.match(name):
@@ -90,11 +97,17 @@ class SessionService:
         actor = existing or Actor(name, role, ActorKind.PERSON)
         return self._store.set_password(actor, hash_password(password), self._clock.now())
 
-    def sign_in(self, name: str, password: str) -> tuple[Session, str]:
-        found = self._store.password_of(name.strip())
-        stored = found[1] if found else _DUMMY_HASH
-        if not verify_password(password, stored) or found is None:
-            raise Unauthenticated("wrong username or password", field="password")
+    def sign_in(self, name: str, password: str, client: str | None = None
+                ) -> tuple[Session, str]:
+        name = name.strip()
+        throttles = self._throttles
+        with attempt((throttles.sign_in_accounts, f"account {name[:200]!r}"),
+                     (throttles.sign_in_addresses, address_key(client)),
+                     field="password", what="sign-ins"):
+            found = self._store.password_of(name)
+            stored = found[1] if found else _DUMMY_HASH
+            if not verify_password(password, stored) or found is None:
+                raise Unauthenticated("wrong username or password", field="password")
         return self._start(found[0])
 
     def login_link(self, name: str, ttl_seconds: float = 900) -> str:
@@ -112,11 +125,14 @@ class SessionService:
         self._store.add_link(_digest(token), actor, now, now + timedelta(seconds=ttl_seconds))
         return token
 
-    def sign_in_with_link(self, token: str) -> tuple[Session, str]:
-        actor = self._store.take_link(_digest(token), self._clock.now()) if token else None
-        if actor is None:
-            raise Unauthenticated("this sign-in link is unknown, used or expired",
-                                  field="token")
+    def sign_in_with_link(self, token: str, client: str | None = None
+                          ) -> tuple[Session, str]:
+        with attempt((self._throttles.link_addresses, address_key(client)),
+                     field="token", what="sign-in links"):
+            actor = self._store.take_link(_digest(token), self._clock.now()) if token else None
+            if actor is None:
+                raise Unauthenticated("this sign-in link is unknown, used or expired",
+                                      field="token")
         return self._start(actor)
 
     def _start(self, actor: Actor) -> tuple[Session, str]:

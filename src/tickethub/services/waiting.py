@@ -18,6 +18,8 @@ from tickethub.domain.tickets import Ticket
 
 
 class TicketSignals(Protocol):
+    closing: bool  # the hub is shutting down: stop waiting
+
     def ticket_signal(self, ticket_id: int) -> AbstractContextManager[
             asyncio.Future[Ticket | None]]: ...
 
@@ -32,8 +34,9 @@ async def wait_resolved(
     on_tick: Callable[[], Awaitable[None]] | None = None,
 ) -> Ticket:
     """The ticket once it leaves the waiting states, or its current state after
-    ``timeout`` seconds. ``get`` is the (blocking) service read, run in a worker thread.
-    Every ``tick`` seconds of silence ``on_tick`` runs (keep-alives for a held stream)."""
+    ``timeout`` seconds or once the hub shuts down (``bus.closing``). ``get`` is the
+    (blocking) service read, run in a worker thread. Every ``tick`` seconds of silence
+    ``on_tick`` runs (keep-alives for a held stream)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(timeout, 0.0)
     read = functools.partial(anyio.to_thread.run_sync, functools.partial(get, ticket_id))
@@ -42,7 +45,7 @@ async def wait_resolved(
             ticket = await read()
             while True:
                 remaining = deadline - loop.time()
-                if not ticket.waiting or remaining <= 0:
+                if not ticket.waiting or remaining <= 0 or bus.closing:
                     return ticket
                 step = min(remaining, tick) if tick and on_tick else remaining
                 try:

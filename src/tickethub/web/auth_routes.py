@@ -17,8 +17,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
-from tickethub.api.deps import call
-from tickethub.errors import Unauthenticated
+from tickethub.api.deps import call, client_address
+from tickethub.errors import Throttled, Unauthenticated
 from tickethub.services.sessions import Session
 from tickethub.web.render import page
 from tickethub.web.session import (
@@ -37,11 +37,13 @@ router = APIRouter(include_in_schema=False)
 
 
 def _login_page(request: Request, next_path: str, *, error: str | None = None,
-                username: str = "", status_code: int = 200) -> Response:
+                username: str = "", status_code: int = 200,
+                headers: dict[str, str] | None = None) -> Response:
     token = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
     response = page(request, "login.html", {"next": next_path, "csrf": token,
                                             "error": error, "username": username,
                                             "viewer": None}, status_code)
+    response.headers.update(headers or {})
     set_cookie(request, response, LOGIN_COOKIE, token, max_age=3600)
     return response
 
@@ -85,10 +87,14 @@ async def link_sign_in(request: Request) -> Response:
     _check_login_csrf(request, form)
     target = safe_next(str(form.get("next") or ""))
     try:
-        session, token = await call(hub.sessions.sign_in_with_link, str(form.get("token") or ""))
+        session, token = await call(hub.sessions.sign_in_with_link,
+                                    str(form.get("token") or ""), client_address(request.scope))
     except Unauthenticated as exc:
         return _login_page(request, target, error=f"{exc.detail}; sign in with your "
                            "password or ask for a new link.", status_code=401)
+    except Throttled as exc:
+        return _login_page(request, target, error=exc.detail, status_code=exc.status,
+                           headers=exc.headers())
     return _signed_in(request, session, token, target)
 
 
@@ -101,10 +107,14 @@ async def login(request: Request) -> Response:
     username = str(form.get("username") or "").strip()
     try:
         session, token = await call(hub.sessions.sign_in, username,
-                                    str(form.get("password") or ""))
+                                    str(form.get("password") or ""),
+                                    client_address(request.scope))
     except Unauthenticated as exc:
         return _login_page(request, target, error=exc.detail, username=username,
                            status_code=401)
+    except Throttled as exc:
+        return _login_page(request, target, error=exc.detail, username=username,
+                           status_code=exc.status, headers=exc.headers())
     return _signed_in(request, session, token, target)
 
 

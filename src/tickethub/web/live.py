@@ -54,6 +54,8 @@ async def stream(request: Request, render: Render, *, ticket_id: int | None = No
                     if await request.is_disconnected():
                         return
                     yield ": keep-alive\n\n"
+                if hub.bus.closing:
+                    return  # shutdown: the page's EventSource reconnects and resumes
 
     return StreamingResponse(body(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

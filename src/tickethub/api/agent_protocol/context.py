@@ -20,7 +20,7 @@ from fastapi import Depends, Request
 
 from tickethub.agents.task_step import StepTools
 from tickethub.agents.task_worker import HostedTaskWorker, load_handler
-from tickethub.api.deps import actor_for, bearer_token, runtime
+from tickethub.api.deps import actor_for, bearer_token, client_address, runtime
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.errors import Unauthenticated
 from tickethub.group_commit import GroupCommit
@@ -120,10 +120,12 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
 
 async def ap_actor(request: Request, hub: HubRuntime = Depends(runtime),
                    svc: ApServices = Depends(services)) -> Actor:
-    return await actor_for_token(hub, svc, bearer_token(request))
+    return await actor_for_token(hub, svc, bearer_token(request),
+                                 client_address(request.scope))
 
 
-async def actor_for_token(hub: HubRuntime, svc: ApServices, token: str | None) -> Actor:
+async def actor_for_token(hub: HubRuntime, svc: ApServices, token: str | None,
+                          client: str | None = None) -> Actor:
     """Who acts: the token's actor, or the anonymous agent when no token was sent and
     anonymous access is on."""
     if token is None and svc.anonymous is not None:
@@ -132,7 +134,7 @@ async def actor_for_token(hub: HubRuntime, svc: ApServices, token: str | None) -
         raise Unauthenticated(
             "send 'Authorization: Bearer <token>' (anonymous Agent Protocol access is off)",
             field="Authorization")
-    return await actor_for(hub, token)
+    return await actor_for(hub, token, client)
 
 
 Hub = Annotated[HubRuntime, Depends(runtime)]

@@ -74,8 +74,8 @@ def validation_error(errors: list[Any]) -> JSONResponse:
 
 
 def from_error(exc: TickethubError) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-    return error_response(exc.status, exc.detail, exc.code, exc.field, headers, **exc.extra)
+    return error_response(exc.status, exc.detail, exc.code, exc.field, exc.headers() or None,
+                          **exc.extra)
 
 
 def _cause(exc: BaseException) -> TickethubError | None:

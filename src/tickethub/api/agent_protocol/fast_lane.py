@@ -30,7 +30,7 @@ from tickethub.api.agent_protocol.errors import (
     validation_error,
 )
 from tickethub.api.agent_protocol.schemas import StepRequestBody, TaskRequestBody
-from tickethub.api.deps import bearer_of
+from tickethub.api.deps import bearer_of, client_address
 from tickethub.api.responses import FastJSONResponse
 from tickethub.errors import TickethubError
 
@@ -110,7 +110,7 @@ class FastLane:
                 invalid = exc
             svc = services_of(app)
             token = bearer_of(headers.get(b"authorization", b"").decode("latin-1"))
-            me = await actor_for_token(hub, svc, token)
+            me = await actor_for_token(hub, svc, token, client_address(scope))
             if invalid is not None:
                 raise invalid
             out: dict[str, Any]

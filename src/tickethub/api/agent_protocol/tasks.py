@@ -150,7 +150,7 @@ async def hold_for_reply(hub: HubRuntime, svc: Any, task_id: str, step_id: str,
                 _, view = await call(svc.tasks.step, task_id, step_id)
             posted = None
             remaining = deadline - loop.time()
-            if view.state.status == "completed" or remaining <= 0:
+            if view.state.status == "completed" or remaining <= 0 or hub.bus.closing:
                 return view
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed, remaining)
@@ -226,6 +226,8 @@ async def stream_steps(task_id: str, hub: Hub, svc: Services, me: Me) -> Streami
                 if resolved:
                     yield "event: end\ndata: {}\n\n"
                     return
+                if hub.bus.closing:
+                    return  # shutdown: no `end` event, so the client reconnects
                 try:
                     await asyncio.wait_for(changed, keepalive)
                 except TimeoutError:

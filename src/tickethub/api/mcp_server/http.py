@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from tickethub.api.deps import bearer_token, call
+from tickethub.api.deps import actor_for, bearer_of, bearer_token, client_address
 from tickethub.api.mcp_server.desk import Desk, LocalDesk
 from tickethub.api.mcp_server.tools import build_server
 from tickethub.errors import TickethubError
@@ -37,12 +37,12 @@ class _Authenticated:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             try:
-                await call(self._hub.auth.authenticate, bearer_token(Request(scope)))
+                await actor_for(self._hub, bearer_token(Request(scope)), client_address(scope))
             except TickethubError as exc:
                 problem = exc.to_problem() | {"instance": PATH}
                 response = JSONResponse(problem, status_code=exc.status,
                                         media_type="application/problem+json",
-                                        headers={"WWW-Authenticate": "Bearer"})
+                                        headers=exc.headers())
                 await response(scope, receive, send)
                 return
         await self._handle(scope, receive, send)  # type: ignore[operator]
@@ -54,11 +54,8 @@ def mount(app: FastAPI, hub: HubRuntime) -> None:
 
     async def desk_for(ctx: Context) -> Desk:
         headers = ctx.headers or {}
-        header = headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        try:
-            actor = await call(hub.auth.authenticate,
-                               token.strip() if scheme.lower() == "bearer" else None)
+        try:  # checked (and throttled) by _Authenticated already: usually a cache hit
+            actor = await actor_for(hub, bearer_of(headers.get("authorization", "")))
         except TickethubError as exc:
             raise ToolError(f"{exc.code}: {exc.detail}") from None
         return LocalDesk(hub, actor)

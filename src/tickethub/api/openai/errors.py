@@ -62,7 +62,7 @@ def _param(loc: tuple[Any, ...]) -> str:
 def response_for(exc: Exception) -> JSONResponse:
     """The OpenAI-shaped response for any error raised inside a ``/v1`` route."""
     if isinstance(exc, TickethubError):
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        headers = exc.headers() or None
         message = exc.detail
         if exc.status == 401:
             message = f"Incorrect API key provided: {exc.detail}"

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI, Request
 
-from tickethub.api.deps import actor_for, bearer_token, runtime
+from tickethub.api.deps import actor_for, bearer_token, client_address, runtime
 from tickethub.api.openai.human import HumanDoor
 from tickethub.api.openai.proxy import ProxyDoor
 from tickethub.domain.actors import Actor
@@ -47,7 +47,8 @@ def gateway(request: Request) -> Gateway:
 
 async def caller(request: Request, gate: Gateway = Depends(gateway)) -> Actor:
     """The actor behind the API key (``Authorization: Bearer``); 401 without a valid one."""
-    return await actor_for(gate.hub, bearer_token(request))
+    return await actor_for(gate.hub, bearer_token(request),
+                           client_address(request.scope))
 
 
 @asynccontextmanager

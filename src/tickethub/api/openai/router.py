@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
-from tickethub.api.deps import actor_for, bearer_token
+from tickethub.api.deps import actor_for, bearer_token, client_address
 from tickethub.api.openai.errors import ERROR_SCHEMA, STATUSES, UPSTREAM, OpenAIRoute
 from tickethub.api.openai.gateway import Gateway, caller, gateway
 from tickethub.api.openai.human import HUMAN, is_human
@@ -72,7 +72,8 @@ async def chat_completions(request: Request) -> Response:
     # No FastAPI dependencies on the proxy's hot path: resolving them costs more than
     # the whole rest of a pass-through.
     gate = gateway(request)
-    me = await actor_for(gate.hub, bearer_token(request))
+    me = await actor_for(gate.hub, bearer_token(request),
+                           client_address(request.scope))
     raw, body, chat = await _body(request)
     settings = gate.hub.settings
     if is_human(chat.model):
