@@ -11,7 +11,7 @@ from tests.conftest import ADMIN_TOKEN, bearer
 
 async def test_the_next_request_after_a_500_reuses_the_connection(
         live_url, runtime, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture):
-    def broken(ticket_id: int) -> None:
+    def broken(ticket_id: int, viewer: object = None) -> None:
         raise RuntimeError("a bug the hub did not expect")
 
     monkeypatch.setattr(runtime.tickets, "get", broken)
