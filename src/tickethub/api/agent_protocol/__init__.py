@@ -13,7 +13,7 @@ PREFIX = "/ap/v1"
 
 # Every error of this door has the shape of ``errors.error_response``.
 router = APIRouter(prefix=PREFIX, responses=error_responses(
-    ERROR_SCHEMA, statuses=(400, 401, 403, 404, 409, 413, 422, 500)))
+    ERROR_SCHEMA, statuses=(400, 401, 403, 404, 409, 413, 422, 429, 500)))
 router.include_router(tasks.router)
 router.include_router(artifacts.router)
 

@@ -36,7 +36,7 @@ ERROR_SCHEMA: dict[str, Any] = {
                        "code": {"type": ["string", "null"]}}}},
 }
 """The body of :func:`error_body`, for the OpenAPI document."""
-STATUSES = (400, 401, 403, 404, 409, 413, 500, 502, 504)
+STATUSES = (400, 401, 403, 404, 409, 413, 429, 500, 502, 504)
 UPSTREAM = {502: "The upstream model failed", 504: "The upstream model did not answer in time"}
 
 
