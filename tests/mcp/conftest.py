@@ -23,7 +23,7 @@ ADMIN = "th_admin_" + "x" * 40
 
 def _token(url: str, role: str, name: str) -> str:
     response = httpx.post(f"{url}/api/v1/tokens", json={"role": role, "name": name},
-                          headers={"Authorization": f"Bearer {ADMIN}"})
+                          headers={"Authorization": f"Bearer {ADMIN}"}, timeout=30)
     assert response.status_code == 201, response.text
     return str(response.json()["token"])
 
