@@ -272,6 +272,16 @@ class Settings(BaseSettings):
     matrix_rooms: list[str] = Field([], description="Room ids the bot joins and serves "
                                     "(direct rooms always); empty: every room it is "
                                     "invited to.")
+    slack_signing_secret: SecretStr | None = Field(None, description="The Slack app's "
+                                                   "signing secret; unset: POST /hooks/slack "
+                                                   "is off (404).")
+    slack_bot_token: SecretStr | None = Field(None, description="The Slack bot token "
+                                              "(xoxb-...) replies are posted with.")
+    slack_api_url: str = Field("https://slack.com/api", description="Base URL of Slack's "
+                               "Web API (chat.postMessage is called under it).")
+    chat_actors: dict[str, str] = Field({}, description="Webhook chat users as hub actors, "
+                                        "e.g. {\"slack:U024BE7LH\": \"alice\"}; unmapped "
+                                        "users act as `transport:user id`.")
     chat_plugins: list[str] = Field(["tickethub.conversations.examples.foodselection:"
                                      "handlers"], description="Conversation handlers to "
                                     "register, each `module:function` returning a list.")

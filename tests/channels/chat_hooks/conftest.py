@@ -1,0 +1,35 @@
+"""A hub with the webhook chat transports on (SQLite and PostgreSQL), pointed at a local
+stand-in for the platforms' send APIs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.channels.chat_hooks.standin import StandIn
+from tests.conftest import ADMIN_TOKEN
+from tickethub.settings import Settings
+
+SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+MATTERMOST_TOKEN = "xr3j5x3p4pfk7dkpwr3ftjpctr"
+TELEGRAM_SECRET = "telegram-secret_0123456789"
+LEAD = "slack:U0LEAD0001"
+
+
+@pytest.fixture
+def standin() -> Iterator[StandIn]:
+    server = StandIn()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def settings(tmp_path: Path, database_url: str, standin: StandIn) -> Settings:
+    return Settings(data_dir=tmp_path / "data", database_url=database_url,
+                    admin_token=ADMIN_TOKEN, delivery_poll_seconds=0.05,
+                    chat_timeout_check_seconds=0.2,
+                    slack_signing_secret=SLACK_SECRET, slack_bot_token="xoxb-test",
+                    slack_api_url=standin.url + "/api",
+                    chat_actors={"slack:U0ALICE001": "alice"})
