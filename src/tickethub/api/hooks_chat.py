@@ -1,4 +1,5 @@
-"""``POST /hooks/slack``: webhook chat transports (``channels/chat_hooks``, docs/chat.md).
+"""``POST /hooks/slack``, ``/hooks/mattermost``, ``/hooks/telegram``: webhook chat
+transports (``channels/chat_hooks``, docs/chat.md).
 
 Each hook checks the platform's signature or token first (401, nothing queued), parses
 the payload (400/422 naming the field), queues the message for the engine and answers
@@ -11,15 +12,22 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from tickethub.api.deps import runtime
 from tickethub.api.problems import PROBLEM_RESPONSES
-from tickethub.channels.chat_hooks import WebhookTransport, slack
+from tickethub.channels.chat_hooks import WebhookTransport, mattermost, slack, telegram
 from tickethub.conversations.loading import bot_names
-from tickethub.errors import MalformedJSON, NotFound, Unauthenticated, ValidationFailed
+from tickethub.errors import (
+    BadRequest,
+    MalformedJSON,
+    NotFound,
+    Unauthenticated,
+    ValidationFailed,
+)
 from tickethub.server.runtime import HubRuntime
 
 router = APIRouter(tags=["chat"], responses=PROBLEM_RESPONSES)
@@ -74,3 +82,57 @@ async def slack_events(request: Request, hub: HubRuntime = Depends(runtime)) -> 
     if msg is not None:
         transport.push(msg)
     return {"queued": msg is not None, "event_id": payload.get("event_id")}
+
+
+@router.post("/hooks/mattermost",
+             summary="Receive a Mattermost outgoing webhook or slash command",
+             responses={401: {"description": "Unknown token"}})
+async def mattermost_hook(request: Request, hub: HubRuntime = Depends(runtime)) -> Any:
+    transport = _transport(hub, mattermost.TRANSPORT, "MATTERMOST_TOKENS")
+    assert isinstance(transport, mattermost.MattermostTransport)
+    body = await request.body()
+    if request.headers.get("content-type", "").startswith("application/json"):
+        payload = _json_object(body)
+    else:  # application/x-www-form-urlencoded, as Mattermost sends by default
+        try:
+            payload = {k: v[0] for k, v in parse_qs(body.decode()).items()}
+        except UnicodeDecodeError:
+            raise BadRequest("the form body is not UTF-8", field="body") from None
+    tokens = [t.get_secret_value() for t in hub.settings.mattermost_tokens]
+    if not mattermost.token_ok(payload.get("token"), tokens):
+        raise Unauthenticated("token is missing or not one of the configured Mattermost "
+                              "tokens", field="token")
+    root = None
+    try:
+        if mattermost.is_command(payload) and not payload.get("root_id"):
+            mattermost.parse_post(payload, transport.actors)  # validate before posting
+            root = await transport.post(
+                str(payload["channel_id"]),
+                f"@{payload.get('user_name') or payload['user_id']}: "
+                f"{payload['command']} {payload.get('text', '')}".strip())
+        msg = mattermost.parse_post(payload, transport.actors, root)
+    except ValueError as exc:
+        raise ValidationFailed(f"{exc} is missing or not a string", field=str(exc)) from None
+    transport.push(msg)
+    return {}  # nothing posted from here: the replies go through the API
+
+
+@router.post("/hooks/telegram", summary="Receive a Telegram Bot API update",
+             responses={401: {"description": "Bad secret token"}})
+async def telegram_hook(request: Request, hub: HubRuntime = Depends(runtime)) -> Any:
+    transport = _transport(hub, telegram.TRANSPORT, "TELEGRAM_WEBHOOK_SECRET")
+    secret = hub.settings.telegram_webhook_secret
+    assert secret is not None
+    if not telegram.secret_ok(request.headers.get("x-telegram-bot-api-secret-token"),
+                              secret.get_secret_value()):
+        raise Unauthenticated("X-Telegram-Bot-Api-Secret-Token does not match the "
+                              "webhook secret", field="X-Telegram-Bot-Api-Secret-Token")
+    payload = _json_object(await request.body())
+    try:
+        msg = telegram.parse_update(payload, transport.actors)
+    except ValueError as exc:
+        raise ValidationFailed(f"{exc} is missing or of the wrong type",
+                               field=str(exc)) from None
+    if msg is not None:
+        transport.push(msg)
+    return {"queued": msg is not None}

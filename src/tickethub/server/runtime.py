@@ -118,7 +118,8 @@ class HubRuntime:
         # Webhook chat transports (channels/chat_hooks): Slack, Mattermost, Telegram;
         # the /hooks/<name> routes queue into the transport named here.
         self.chat_hooks: dict[str, Any] = {}
-        if settings.slack_signing_secret is not None:
+        if (settings.slack_signing_secret is not None or settings.mattermost_tokens
+                or settings.telegram_webhook_secret is not None):
             from tickethub.channels.chat_hooks import install as install_chat_hooks
             from tickethub.store.chat_store import SqlChatState
 

@@ -15,7 +15,6 @@ from tickethub.settings import Settings
 SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 MATTERMOST_TOKEN = "xr3j5x3p4pfk7dkpwr3ftjpctr"
 TELEGRAM_SECRET = "telegram-secret_0123456789"
-LEAD = "slack:U0LEAD0001"
 
 
 @pytest.fixture
@@ -32,4 +31,9 @@ def settings(tmp_path: Path, database_url: str, standin: StandIn) -> Settings:
                     chat_timeout_check_seconds=0.2,
                     slack_signing_secret=SLACK_SECRET, slack_bot_token="xoxb-test",
                     slack_api_url=standin.url + "/api",
-                    chat_actors={"slack:U0ALICE001": "alice"})
+                    mattermost_tokens=["other-integration-token", MATTERMOST_TOKEN],
+                    mattermost_url=standin.url, mattermost_bot_token="mm-bot-token",
+                    telegram_webhook_secret=TELEGRAM_SECRET, telegram_bot_token="123:ABC",
+                    telegram_api_url=standin.url,
+                    chat_actors={"slack:U0ALICE001": "alice", "mattermost:alice0id": "alice",
+                                 "telegram:1111111": "alice"})

@@ -1,4 +1,4 @@
-"""Webhook chat transports (docs/chat.md): Slack, with the platform calling
+"""Webhook chat transports (docs/chat.md): Slack, Mattermost and Telegram, with the platform calling
 ``POST /hooks/<name>`` and replies sent through its API. :func:`install` wires the
 configured ones into a running hub; every one feeds the same engine and routing as
 Matrix."""
@@ -19,7 +19,9 @@ __all__ = ["Actors", "WebhookTransport", "install"]
 def install(runtime: HubRuntime, state: ChatState) -> None:
     """Serve each configured webhook transport (its secret set) while the hub runs;
     ``runtime.chat_hooks`` names them for the hook routes. Call before ``running()``."""
+    from tickethub.channels.chat_hooks.mattermost import MattermostTransport
     from tickethub.channels.chat_hooks.slack import SlackTransport
+    from tickethub.channels.chat_hooks.telegram import TelegramTransport
     from tickethub.conversations.loading import build_engine
     from tickethub.conversations.pump import run_conversations
 
@@ -31,6 +33,15 @@ def install(runtime: HubRuntime, state: ChatState) -> None:
         token = settings.slack_bot_token
         transports.append(SlackTransport(actors, runtime.http, settings.slack_api_url,
                                          token.get_secret_value() if token else ""))
+    if settings.mattermost_tokens:
+        token = settings.mattermost_bot_token
+        transports.append(MattermostTransport(
+            actors, runtime.http, settings.mattermost_url or "",
+            token.get_secret_value() if token else ""))
+    if settings.telegram_webhook_secret is not None:
+        token = settings.telegram_bot_token
+        transports.append(TelegramTransport(actors, runtime.http, settings.telegram_api_url,
+                                            token.get_secret_value() if token else ""))
     for transport in transports:
         runtime.chat_hooks[transport.name] = transport
 
