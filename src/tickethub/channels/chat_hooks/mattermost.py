@@ -9,8 +9,8 @@ otherwise the hook first posts the command as a new root (``@alice: /foodselecti
 tomorrow``) and the conversation lives under it.
 
 Outbound: ``POST {url}/api/v4/posts`` with ``root_id`` and the bot's token; the created
-post's id is the event id. Mattermost has no thread-safe direct send through a webhook
-bot, so a step that asks for a direct message is asked in the thread (docs/chat.md).
+post's id is the event id. Direct messages are not supported here: a step that insists
+on one is asked in the thread, and cannot be answered there (docs/chat.md, "Not yet").
 """
 
 from __future__ import annotations
@@ -93,7 +93,5 @@ class MattermostTransport(WebhookTransport):
         return str(response.json()["id"])
 
     async def send(self, reply: Reply) -> str:
-        text = reply.text
-        if reply.direct_to is not None:
-            text = f"@{self.actors.platform_id(TRANSPORT, reply.direct_to)} {text}"
-        return await self.post(reply.thread.room, text, reply.thread.root)
+        # No direct send through this integration: a private reply goes to the thread.
+        return await self.post(reply.thread.room, reply.text, reply.thread.root)
