@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from bench.chat_standin import StandIn
 
-from tests.channels.chat_hooks.standin import StandIn
 from tests.conftest import ADMIN_TOKEN
 from tickethub.settings import Settings
 

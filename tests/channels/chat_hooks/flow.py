@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from tests.channels.chat_hooks.standin import Call, StandIn
+from bench.chat_standin import Call, StandIn
+
 from tickethub.domain.tickets import TicketQuery
 from tickethub.server.runtime import HubRuntime
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from bench.chat_standin import StandIn
 
 from tests.channels.chat_hooks.conftest import MATTERMOST_TOKEN
 from tests.channels.chat_hooks.flow import order_lunch, saved_order
-from tests.channels.chat_hooks.standin import StandIn
 from tickethub.server.runtime import HubRuntime
 
 CHANNEL = "fukxanjgjbnp7ng383at53k1sy"

@@ -9,9 +9,9 @@ import time
 from typing import Any
 
 import httpx
+from bench.chat_standin import StandIn
 
 from tests.channels.chat_hooks.conftest import SLACK_SECRET
-from tests.channels.chat_hooks.standin import StandIn
 from tests.conftest import ADMIN_TOKEN
 from tickethub.api.app import create_app
 from tickethub.channels.chat_hooks.slack import signature

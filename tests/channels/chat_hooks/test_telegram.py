@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from bench.chat_standin import StandIn
 
 from tests.channels.chat_hooks.conftest import TELEGRAM_SECRET
 from tests.channels.chat_hooks.flow import order_lunch, saved_order
-from tests.channels.chat_hooks.standin import StandIn
 from tickethub.channels.chat_hooks.base import Actors
 from tickethub.channels.chat_hooks.telegram import WHOLE_CHAT, parse_update
 from tickethub.server.runtime import HubRuntime

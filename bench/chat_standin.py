@@ -1,6 +1,7 @@
 """A local stand-in for the chat platforms' send APIs: records every call and answers
 like the platform (Slack ``chat.postMessage``, Mattermost ``POST /api/v4/posts``,
-Telegram ``sendMessage``), each sent message getting a fresh id."""
+Telegram ``sendMessage``), each sent message getting a fresh id and its arrival time
+(``perf_counter``). Used by tests/channels/chat_hooks and bench/chat_routing."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class Call:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    at: float = 0.0
 
 
 class StandIn:
@@ -35,7 +37,8 @@ class StandIn:
                     body = json.loads(raw or b"{}")
                 else:
                     body = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
-                answer = standin.record(Call(self.path, dict(self.headers), body))
+                answer = standin.record(Call(self.path, dict(self.headers), body,
+                                             time.perf_counter()))
                 data = json.dumps(answer).encode()
                 self.send_response(201 if "/api/v4/" in self.path else 200)
                 self.send_header("content-type", "application/json")
