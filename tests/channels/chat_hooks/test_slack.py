@@ -15,6 +15,7 @@ from tests.channels.chat_hooks.conftest import SLACK_SECRET
 from tests.conftest import ADMIN_TOKEN
 from tickethub.api.app import create_app
 from tickethub.channels.chat_hooks.slack import signature
+from tickethub.conversations.model import Reply, ThreadRef
 from tickethub.domain.tickets import TicketQuery
 from tickethub.server.runtime import HubRuntime
 from tickethub.settings import Settings
@@ -183,3 +184,13 @@ async def test_foodselection_end_to_end_in_a_slack_thread(
     bob_said = [m for m in runtime.tickets.messages(ticket.id) if m.author == f"slack:{BOB}"]
     assert [m.body for m in bob_said] == ["2"]
     assert ticket.refs["chat_thread"] == f"slack|{CHANNEL}|{root}"
+
+
+async def test_a_private_reply_goes_to_the_mapped_users_dm(
+        client: httpx.AsyncClient, runtime: HubRuntime, standin: StandIn) -> None:
+    transport = runtime.chat_hooks["slack"]
+    sent = await transport.send(Reply(ThreadRef("slack", CHANNEL, "1.0"), "psst",
+                                      direct_to="alice"))
+    call = (await standin.wait_for(1))[0]
+    assert call.body == {"text": "psst", "channel": ALICE}  # chat_actors, reversed
+    assert sent.startswith("1700000000.")  # the ts Slack answered
