@@ -13,6 +13,7 @@ from tests.channels.chat_hooks.conftest import TELEGRAM_SECRET
 from tests.channels.chat_hooks.flow import order_lunch, saved_order
 from tickethub.channels.chat_hooks.base import Actors
 from tickethub.channels.chat_hooks.telegram import WHOLE_CHAT, parse_update
+from tickethub.domain.tickets import TicketQuery
 from tickethub.server.runtime import HubRuntime
 
 CHAT = -1001234567890
@@ -107,3 +108,24 @@ async def test_foodselection_in_a_forum_topic(
         assert call.body["chat_id"] == CHAT and call.body["message_thread_id"] == topic
     assert len(standin.calls) == 4
     saved_order(runtime, "telegram:2222222")
+
+
+async def test_in_a_group_without_topics_replies_to_the_bot_route_by_reply_to(
+        client: httpx.AsyncClient, runtime: HubRuntime, standin: StandIn) -> None:
+    async def send(n: int, who: str, text: str, reply_to: int | None = None) -> None:
+        r = await client.post("/hooks/telegram", headers=HEADERS,
+                              json=update(700 + n, who, text, 300 + n, reply_to=reply_to))
+        assert r.status_code == 200
+
+    await send(0, "alice", "/foodselection tomorrow")
+    question = (await standin.wait_for(1))[0]
+    assert "message_thread_id" not in question.body  # the whole chat is the thread
+    asked = 9000 + 1  # the stand-in's message_id for its first sent message
+    await send(1, "bob", "1", reply_to=asked)  # not alice's: kept, not obeyed
+    await send(2, "alice", "3", reply_to=asked)
+    diet = (await standin.wait_for(2))[1]
+    assert "dietary" in diet.body["text"] and diet.body["chat_id"] == CHAT
+    assert len(standin.calls) == 2
+    ticket = runtime.tickets.list(TicketQuery(label="foodselection")).items[0]
+    kept = [m for m in runtime.tickets.messages(ticket.id) if m.author == "telegram:2222222"]
+    assert [m.body for m in kept] == ["1"]
