@@ -9,7 +9,13 @@ order, nothing lost — checked, the bench fails otherwise).
 
 Latency is measured through ``conversations.pump`` with an in-memory transport: from the
 moment the transport yields a received message to the moment ``send`` is called with the
-reply. (No webhook door exists yet, so the HTTP hop is not included.)
+reply.
+
+Webhook latency: a whole hub (``HubRuntime`` with Slack on, SQLite) behind its ASGI app;
+each message is a signed Events API ``POST /hooks/slack`` in one thread, timed from
+sending the POST to the bot's ``chat.postMessage`` arriving at a loopback stand-in
+(``bench.chat_standin``): signature check, queue, engine, the HTTP reply — the engine's
+part is the pump row above.
 
 Anchor: one ``TicketService.post_message`` on the same database — a single audited ticket
 write, the floor of anything that records a chat message on a ticket.
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -144,13 +151,73 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
         pump.cancel()
         await asyncio.gather(pump, return_exceptions=True)
     lat = [x * 1000 for x in transport.latencies]
+    hook = [x * 1000 for x in await _webhook_latencies(max(count // 10, 20))]
     rows = [
         Row(NAME, f"messages routed into one thread ({count}, in order, none lost)", rate,
             "msg/s", None, "ticket message writes/s", anchor_rate),
         Row(NAME, "receipt → reply p50", percentile(lat, 50), "ms", None),
         Row(NAME, "receipt → reply p99", percentile(lat, 99), "ms", None),
+        Row(NAME, "Slack webhook POST → reply at the API p50", percentile(hook, 50), "ms",
+            None, "pump receipt → reply p50", percentile(lat, 50)),
+        Row(NAME, "Slack webhook POST → reply at the API p99", percentile(hook, 99), "ms",
+            None),
     ]
-    return rows, {"messages": count, "latency_samples": len(lat)}
+    return rows, {"messages": count, "latency_samples": len(lat),
+                  "webhook_samples": len(hook)}
+
+
+async def _webhook_latencies(count: int) -> list[float]:
+    """``count`` messages through ``POST /hooks/slack`` into one conversation, one at a
+    time; seconds from each POST to its reply reaching the stand-in."""
+    import httpx
+
+    from bench.chat_standin import StandIn
+    from tickethub.api.app import create_app
+    from tickethub.channels.chat_hooks.slack import signature
+    from tickethub.server.runtime import HubRuntime
+    from tickethub.settings import Settings
+
+    secret = "bench-signing-secret"
+    standin = StandIn()
+    with tempfile.TemporaryDirectory() as tmp:
+        hub = HubRuntime(Settings(data_dir=Path(tmp), slack_signing_secret=secret,
+                                  slack_bot_token="xoxb-bench",
+                                  slack_api_url=standin.url,
+                                  chat_plugins=["bench.chat_routing:handlers"]))
+        try:
+            async with hub.running(), httpx.AsyncClient(
+                    transport=httpx.ASGITransport(app=create_app(hub)),
+                    base_url="http://hub") as client:
+
+                async def say(n: int, text: str, ts: str, root: str | None) -> float:
+                    event: dict[str, Any] = {"type": "message", "channel": "C0BENCH",
+                                             "user": "U0ALICE", "text": text, "ts": ts}
+                    if root:
+                        event["thread_ts"] = root
+                    body = json.dumps({"type": "event_callback", "event_id": f"Ev{n}",
+                                       "event": event}).encode()
+                    stamp = str(int(time.time()))
+                    started = time.perf_counter()
+                    r = await client.post("/hooks/slack", content=body, headers={
+                        "X-Slack-Request-Timestamp": stamp,
+                        "X-Slack-Signature": signature(secret, stamp, body),
+                        "Content-Type": "application/json"})
+                    assert r.status_code == 200, r.text
+                    arrived = await standin.wait_for(n + 1)
+                    return arrived[n].at - started
+
+                root = "1700000000.000001"
+                await say(0, "@bot echo", root, None)
+                return [await say(n + 1, str(n), f"1700000001.{n:06d}", root)
+                        for n in range(count)]
+        finally:
+            hub.close()
+            standin.close()
+
+
+def handlers() -> list[Echo]:
+    """The bench's ``chat_plugins`` entry."""
+    return [Echo()]
 
 
 if __name__ == "__main__":

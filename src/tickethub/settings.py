@@ -272,6 +272,32 @@ class Settings(BaseSettings):
     matrix_rooms: list[str] = Field([], description="Room ids the bot joins and serves "
                                     "(direct rooms always); empty: every room it is "
                                     "invited to.")
+    slack_signing_secret: SecretStr | None = Field(None, description="The Slack app's "
+                                                   "signing secret; unset: POST /hooks/slack "
+                                                   "is off (404).")
+    slack_bot_token: SecretStr | None = Field(None, description="The Slack bot token "
+                                              "(xoxb-...) replies are posted with.")
+    slack_api_url: str = Field("https://slack.com/api", description="Base URL of Slack's "
+                               "Web API (chat.postMessage is called under it).")
+    mattermost_tokens: list[SecretStr] = Field([], description="Tokens of the Mattermost "
+                                               "outgoing webhooks and slash commands "
+                                               "allowed to call POST /hooks/mattermost; "
+                                               "empty: that door is off (404).")
+    mattermost_url: str | None = Field(None, description="Mattermost server URL replies "
+                                       "are posted to (POST /api/v4/posts).")
+    mattermost_bot_token: SecretStr | None = Field(None, description="The Mattermost bot "
+                                                   "account's access token.")
+    telegram_webhook_secret: SecretStr | None = Field(None, description="The secret_token "
+                                                      "given to Telegram's setWebhook; "
+                                                      "unset: POST /hooks/telegram is off "
+                                                      "(404).")
+    telegram_bot_token: SecretStr | None = Field(None, description="The Telegram bot "
+                                                 "token replies are sent with.")
+    telegram_api_url: str = Field("https://api.telegram.org", description="Base URL of the "
+                                  "Telegram Bot API.")
+    chat_actors: dict[str, str] = Field({}, description="Webhook chat users as hub actors, "
+                                        "e.g. {\"slack:U024BE7LH\": \"alice\"}; unmapped "
+                                        "users act as `transport:user id`.")
     chat_plugins: list[str] = Field(["tickethub.conversations.examples.foodselection:"
                                      "handlers"], description="Conversation handlers to "
                                     "register, each `module:function` returning a list.")

@@ -14,6 +14,7 @@ from tickethub.api import (
     agent_protocol,
     docs_pages,
     events,
+    hooks_chat,
     hooks_github,
     mcp_server,
     problems,
@@ -71,6 +72,7 @@ def create_app(hub: HubRuntime) -> FastAPI:
     app.include_router(events.router)
     app.include_router(admin.router)
     app.include_router(hooks_github.router)  # GitHub webhooks (channels/github)
+    app.include_router(hooks_chat.router)  # chat webhooks (channels/chat_hooks)
     app.include_router(agents_hooks)  # events for personal agents (agents/)
     app.include_router(agent_protocol.router)
     app.state.lifespan_hooks = [openai_door.lifespan, agent_protocol.lifespan]

@@ -117,12 +117,15 @@ class ConversationEngine:
         if reply.prompt and reply.conversation_id is not None:
             self._state.add_prompt(event_id, reply.conversation_id, self._clock.now())
 
-    def expire_due(self) -> Outcome:
+    def expire_due(self, transport: str | None = None) -> Outcome:
         """End the conversations whose timeout passed (also those that passed while the
-        hub was down) and tell their participants."""
+        hub was down) and tell their participants; with ``transport``, only its threads
+        (each transport's pump sends its own announcements)."""
         now = self._clock.now()
         outcome = Outcome()
         for due in self._state.due(now, _DUE_BATCH):
+            if transport is not None and ThreadRef.parse(due.thread).transport != transport:
+                continue
             while True:
                 snap = self._state.snapshot(due.thread)
                 current = next((c for c in snap.open if c.id == due.id), None)

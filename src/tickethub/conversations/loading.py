@@ -25,12 +25,19 @@ def load_handlers(specs: list[str]) -> list[Handler]:
     return handlers
 
 
+def bot_names(user: str) -> tuple[str, str]:
+    """The names the bot answers to (``@bot:example.org`` and ``@bot``), from
+    ``matrix_user``; webhook transports rewrite a platform mention of the bot to
+    ``@`` + the short one."""
+    bot = user.lstrip("@")
+    return bot, bot.split(":", 1)[0]
+
+
 def build_engine(runtime: HubRuntime, state: ChatState) -> ConversationEngine:
     """The engine the chat transports share; ``state`` is the hub's chat store (built
     by ``server/``)."""
     settings = runtime.settings
-    bot = settings.matrix_user.lstrip("@")
-    names = (bot, bot.split(":", 1)[0])
     return ConversationEngine(state, runtime.tickets, runtime.clock,
-                              load_handlers(settings.chat_plugins), bot_names=names,
+                              load_handlers(settings.chat_plugins),
+                              bot_names=bot_names(settings.matrix_user),
                               responders=frozenset(settings.chat_responders))

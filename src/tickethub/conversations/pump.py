@@ -49,7 +49,8 @@ async def expire_loop(engine: ConversationEngine, transport: ChatTransport,
                       every: float) -> None:
     while True:
         try:
-            await deliver(engine, transport, await asyncio.to_thread(engine.expire_due))
+            await deliver(engine, transport, await asyncio.to_thread(engine.expire_due,
+                                                             transport.name))
         except Exception:  # the platform may be away for a moment: try again next round
             log.exception("announcing timed-out conversations on %s failed", transport.name)
         await asyncio.sleep(every)

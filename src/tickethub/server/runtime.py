@@ -115,6 +115,15 @@ class HubRuntime:
             from tickethub.store.chat_store import SqlChatState
 
             install_matrix(self, SqlChatState(self.store))
+        # Webhook chat transports (channels/chat_hooks): Slack, Mattermost, Telegram;
+        # the /hooks/<name> routes queue into the transport named here.
+        self.chat_hooks: dict[str, Any] = {}
+        if (settings.slack_signing_secret is not None or settings.mattermost_tokens
+                or settings.telegram_webhook_secret is not None):
+            from tickethub.channels.chat_hooks import install as install_chat_hooks
+            from tickethub.store.chat_store import SqlChatState
+
+            install_chat_hooks(self, SqlChatState(self.store))
         # Personal agents (agents/, docs/personal-agents.md): hooked to GitHub when it is on.
         self.agents: Any = None
         if settings.agents_enabled:

@@ -1,0 +1,52 @@
+"""Webhook chat transports (docs/chat.md): Slack, Mattermost and Telegram, with the platform calling
+``POST /hooks/<name>`` and replies sent through its API. :func:`install` wires the
+configured ones into a running hub; every one feeds the same engine and routing as
+Matrix."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tickethub.channels.chat_hooks.base import Actors, WebhookTransport
+
+if TYPE_CHECKING:
+    from tickethub.server.runtime import HubRuntime
+    from tickethub.services.chat_state import ChatState
+
+__all__ = ["Actors", "WebhookTransport", "install"]
+
+
+def install(runtime: HubRuntime, state: ChatState) -> None:
+    """Serve each configured webhook transport (its secret set) while the hub runs;
+    ``runtime.chat_hooks`` names them for the hook routes. Call before ``running()``."""
+    from tickethub.channels.chat_hooks.mattermost import MattermostTransport
+    from tickethub.channels.chat_hooks.slack import SlackTransport
+    from tickethub.channels.chat_hooks.telegram import TelegramTransport
+    from tickethub.conversations.loading import build_engine
+    from tickethub.conversations.pump import run_conversations
+
+    settings = runtime.settings
+    actors = Actors(settings.chat_actors)
+    engine = build_engine(runtime, state)
+    transports: list[WebhookTransport] = []
+    if settings.slack_signing_secret is not None:
+        token = settings.slack_bot_token
+        transports.append(SlackTransport(actors, runtime.http, settings.slack_api_url,
+                                         token.get_secret_value() if token else ""))
+    if settings.mattermost_tokens:
+        token = settings.mattermost_bot_token
+        transports.append(MattermostTransport(
+            actors, runtime.http, settings.mattermost_url or "",
+            token.get_secret_value() if token else ""))
+    if settings.telegram_webhook_secret is not None:
+        token = settings.telegram_bot_token
+        transports.append(TelegramTransport(actors, runtime.http, settings.telegram_api_url,
+                                            token.get_secret_value() if token else ""))
+    for transport in transports:
+        runtime.chat_hooks[transport.name] = transport
+
+        async def serve(transport: WebhookTransport = transport) -> None:
+            await run_conversations(engine, transport,
+                                    expire_every=settings.chat_timeout_check_seconds)
+
+        runtime.add_loop(serve)

@@ -1,0 +1,97 @@
+"""Mattermost outgoing webhooks and slash commands as a chat transport (docs/chat.md).
+
+Inbound (``POST /hooks/mattermost``, a form or JSON body): the ``token`` must equal one
+of the configured tokens (compared in constant time). An outgoing webhook's post roots
+the thread at its ``root_id`` (a post in a thread) or else at its own ``post_id``; its
+``post_id`` is the event id, so a redelivery is dropped by the engine. A slash command
+(``command`` set, no post) answers in ``root_id``'s thread when Mattermost sends one;
+otherwise the hook first posts the command as a new root (``@alice: /foodselection
+tomorrow``) and the conversation lives under it.
+
+Outbound: ``POST {url}/api/v4/posts`` with ``root_id`` and the bot's token; the created
+post's id is the event id. Direct messages are not supported here: a step that insists
+on one is asked in the thread, and cannot be answered there (docs/chat.md, "Not yet").
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from tickethub.channels.chat_hooks.base import Actors, WebhookTransport
+from tickethub.conversations.model import ChatMessage, Reply
+
+TRANSPORT = "mattermost"
+
+
+def token_ok(given: object, tokens: Sequence[str]) -> bool:
+    """True when ``given`` is one of ``tokens``; every token is compared, in constant
+    time, so the answer's timing tells nothing."""
+    if not isinstance(given, str) or not given:
+        return False
+    found = False
+    for token in tokens:
+        found |= hmac.compare_digest(given.encode(), token.encode())
+    return found
+
+
+def _field(payload: Mapping[str, Any], name: str) -> str:
+    value = payload.get(name)
+    if not isinstance(value, str) or not value:
+        raise ValueError(name)
+    return value
+
+
+def is_command(payload: Mapping[str, Any]) -> bool:
+    return bool(payload.get("command"))
+
+
+def parse_post(payload: Mapping[str, Any], actors: Actors, root: str | None = None
+               ) -> ChatMessage:
+    """The chat message in an outgoing webhook or slash command payload (``root``: the
+    thread root the hook made for a top-level slash command). Raises ``ValueError``
+    naming a missing field."""
+    channel = _field(payload, "channel_id")
+    user = _field(payload, "user_id")
+    root_id = payload.get("root_id") or None
+    if is_command(payload):
+        event_id = _field(payload, "trigger_id")
+        text = f"{_field(payload, 'command')} {payload.get('text', '')}".strip()
+        thread_root = root_id or root
+    else:
+        event_id = _field(payload, "post_id")
+        said = payload.get("text")
+        if not isinstance(said, str):
+            raise ValueError("text")
+        text = said
+        thread_root = root_id if root_id != event_id else None
+    return ChatMessage(TRANSPORT, channel, event_id, actors.hub_name(TRANSPORT, user),
+                       text, thread_root=str(thread_root) if thread_root else None)
+
+
+class MattermostTransport(WebhookTransport):
+    """Replies through Mattermost's REST API at ``url`` with a bot access token."""
+
+    name = TRANSPORT
+
+    def __init__(self, actors: Actors, http: httpx.AsyncClient, url: str,
+                 token: str) -> None:
+        super().__init__(actors)
+        self._http = http
+        self._posts = url.rstrip("/") + "/api/v4/posts"
+        self._token = token
+
+    async def post(self, channel: str, text: str, root: str | None = None) -> str:
+        """Create a post (in ``root``'s thread); return its id."""
+        body = {"channel_id": channel, "message": text, "root_id": root or ""}
+        response = await self._http.post(
+            self._posts, json=body, headers={"Authorization": f"Bearer {self._token}"})
+        response.raise_for_status()
+        return str(response.json()["id"])
+
+    async def send(self, reply: Reply) -> str:
+        # No direct send through this integration: a private reply goes to the thread.
+        return await self.post(reply.thread.room, reply.text, reply.thread.root)

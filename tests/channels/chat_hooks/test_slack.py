@@ -1,0 +1,196 @@
+"""``POST /hooks/slack`` with Slack's documented Events API payloads: signatures,
+replays, retries, bots, and the foodselection conversation end to end with the replies
+landing in the thread at a stand-in ``chat.postMessage``."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+from bench.chat_standin import StandIn
+
+from tests.channels.chat_hooks.conftest import SLACK_SECRET
+from tests.conftest import ADMIN_TOKEN
+from tickethub.api.app import create_app
+from tickethub.channels.chat_hooks.slack import signature
+from tickethub.conversations.model import Reply, ThreadRef
+from tickethub.domain.tickets import TicketQuery
+from tickethub.server.runtime import HubRuntime
+from tickethub.settings import Settings
+
+CHANNEL = "C0LUNCH0001"
+BOT_USER = "U0BOT00001"
+ALICE = "U0ALICE001"
+BOB = "U0BOB00001"
+_event_ids = iter(range(1, 10_000))
+
+
+def event(user: str, text: str, ts: str, thread_ts: str | None = None,
+          **extra: Any) -> dict[str, Any]:
+    """An ``event_callback`` wrapping a ``message`` event, as Slack sends it."""
+    inner: dict[str, Any] = {
+        "type": "message", "channel": CHANNEL, "user": user, "text": text, "ts": ts,
+        "event_ts": ts, "channel_type": "channel", "team": "T0TEAM0001",
+        "blocks": [{"type": "rich_text", "block_id": "b1", "elements": []}], **extra}
+    if thread_ts is not None:
+        inner["thread_ts"] = thread_ts
+        inner["parent_user_id"] = ALICE
+    return {
+        "token": "XXYYZZ", "team_id": "T0TEAM0001", "api_app_id": "A0APP00001",
+        "event": inner, "type": "event_callback",
+        "event_id": f"Ev0{next(_event_ids):08d}", "event_time": int(time.time()),
+        "authorizations": [{"enterprise_id": None, "team_id": "T0TEAM0001",
+                            "user_id": BOT_USER, "is_bot": True,
+                            "is_enterprise_install": False}],
+        "is_ext_shared_channel": False, "event_context": "4-eyJldCI6Im1lc3NhZ2UifQ",
+    }
+
+
+def signed(body: bytes, *, at: int | None = None, secret: str = SLACK_SECRET
+           ) -> dict[str, str]:
+    stamp = str(at if at is not None else int(time.time()))
+    return {"X-Slack-Request-Timestamp": stamp,
+            "X-Slack-Signature": signature(secret, stamp, body),
+            "Content-Type": "application/json"}
+
+
+async def post(client: httpx.AsyncClient, payload: dict[str, Any],
+               **headers: str) -> httpx.Response:
+    body = json.dumps(payload).encode()
+    return await client.post("/hooks/slack", content=body,
+                             headers={**signed(body), **headers})
+
+
+async def test_url_verification_is_answered_with_the_challenge(
+        client: httpx.AsyncClient) -> None:
+    challenge = "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"
+    r = await post(client, {"token": "Jhj5dZrVaK7ZwHHjRyZWjbDl", "challenge": challenge,
+                            "type": "url_verification"})
+    assert r.status_code == 200
+    assert r.json() == {"challenge": challenge}
+
+
+async def test_a_forged_signature_is_401_and_nothing_is_queued(
+        client: httpx.AsyncClient, runtime: HubRuntime, standin: StandIn) -> None:
+    body = json.dumps(event(ALICE, f"<@{BOT_USER}> foodselection", "1.000001")).encode()
+    r = await client.post("/hooks/slack", content=body,
+                          headers=signed(body, secret="not-the-secret"))
+    assert r.status_code == 401
+    assert r.headers["content-type"] == "application/problem+json"
+    assert r.json()["field"] == "X-Slack-Signature"
+    r = await client.post("/hooks/slack", content=body,
+                          headers={"X-Slack-Request-Timestamp": str(int(time.time()))})
+    assert r.status_code == 401
+    assert r.json()["field"] == "X-Slack-Signature"
+    assert runtime.chat_hooks["slack"]._inbound.empty()
+
+
+async def test_a_stale_timestamp_is_refused_as_a_replay(
+        client: httpx.AsyncClient, runtime: HubRuntime) -> None:
+    body = json.dumps(event(ALICE, "hello", "1.000002")).encode()
+    old = int(time.time()) - 301  # signed correctly, but more than 5 minutes ago
+    r = await client.post("/hooks/slack", content=body, headers=signed(body, at=old))
+    assert r.status_code == 401
+    assert r.json()["field"] == "X-Slack-Request-Timestamp"
+    r = await client.post("/hooks/slack", content=body,
+                          headers={**signed(body), "X-Slack-Request-Timestamp": "soon"})
+    assert r.json()["field"] == "X-Slack-Request-Timestamp"
+    assert runtime.chat_hooks["slack"]._inbound.empty()
+
+
+async def test_bad_payloads_name_the_field(client: httpx.AsyncClient) -> None:
+    body = b"{not json"
+    r = await client.post("/hooks/slack", content=body, headers=signed(body))
+    assert r.status_code == 400
+    assert r.json()["field"] == "body"
+    payload = event(ALICE, "hi", "1.000003")
+    del payload["event"]["user"]
+    r = await post(client, payload)
+    assert r.status_code == 422
+    assert r.headers["content-type"] == "application/problem+json"
+    assert r.json()["field"] == "event.user"
+
+
+async def test_bots_edits_and_other_events_are_not_queued(
+        client: httpx.AsyncClient, runtime: HubRuntime) -> None:
+    own = event(BOT_USER, "Which dish?", "1.000004", bot_id="B0BOT00001")
+    edited = event(ALICE, "x", "1.000005", subtype="message_changed")
+    for payload in (own, edited):
+        r = await post(client, payload)
+        assert r.status_code == 200
+        assert r.json()["queued"] is False
+    r = await post(client, {"type": "app_rate_limited", "team_id": "T0TEAM0001"})
+    assert r.status_code == 200
+    assert runtime.chat_hooks["slack"]._inbound.empty()
+
+
+async def test_the_door_is_404_when_slack_is_not_configured(
+        tmp_path: Any, database_url: str) -> None:
+    hub = HubRuntime(Settings(data_dir=tmp_path / "off", database_url=database_url,
+                              admin_token=ADMIN_TOKEN))
+    try:
+        async with hub.running(), httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=create_app(hub)),
+                base_url="http://hub") as c:
+            r = await c.post("/hooks/slack", content=b"{}")
+        assert r.status_code == 404
+        assert r.json()["field"] == "slack_signing_secret"
+    finally:
+        hub.close()
+
+
+async def test_an_oversize_body_is_refused(client: httpx.AsyncClient,
+                                           runtime: HubRuntime) -> None:
+    body = b" " * (runtime.settings.max_body_bytes + 1)
+    r = await client.post("/hooks/slack", content=body, headers=signed(body))
+    assert r.status_code == 413
+
+
+async def test_foodselection_end_to_end_in_a_slack_thread(
+        client: httpx.AsyncClient, runtime: HubRuntime, standin: StandIn) -> None:
+    root = "1700000100.000100"
+    first = event(ALICE, f"<@{BOT_USER}> foodselection tomorrow", root)
+    r = await post(client, first)
+    assert r.status_code == 200 and r.json()["queued"] is True
+    # Slack retries (no answer seen in time): same event, same event_id, a retry header
+    r = await post(client, first, **{"X-Slack-Retry-Num": "1",
+                                     "X-Slack-Retry-Reason": "http_timeout"})
+    assert r.status_code == 200
+    calls = await standin.wait_for(1)
+    assert "Which dish" in calls[0].body["text"]
+    # bob's text in alice's thread is kept, not obeyed
+    await post(client, event(BOB, "2", "1700000100.000200", thread_ts=root))
+    await post(client, event(ALICE, "3", "1700000100.000300", thread_ts=root))
+    assert "dietary" in (await standin.wait_for(2))[1].body["text"]
+    await post(client, event(ALICE, "Gluten-free", "1700000100.000400", thread_ts=root))
+    assert "save it?" in (await standin.wait_for(3))[2].body["text"]
+    await post(client, event(ALICE, "yes", "1700000100.000500", thread_ts=root))
+    calls = await standin.wait_for(4)
+    assert calls[3].body["text"].startswith("Saved: Falafel bowl (gluten-free) for alice")
+    for call in calls:  # every reply went to the thread, with the bot token
+        assert call.path == "/api/chat.postMessage"
+        assert call.body["channel"] == CHANNEL and call.body["thread_ts"] == root
+        assert call.headers["Authorization"] == "Bearer xoxb-test"
+    # the retry and bob's "2" produced nothing more
+    assert len(standin.calls) == 4
+    tickets = runtime.tickets.list(TicketQuery(label="foodselection")).items
+    assert len(tickets) == 1
+    ticket = runtime.tickets.get(tickets[0].id)
+    assert ticket.answer is not None
+    assert ticket.answer.data["dish"] == "Falafel bowl"
+    assert ticket.answer.data["person"] == "alice"  # mapped through chat_actors
+    bob_said = [m for m in runtime.tickets.messages(ticket.id) if m.author == f"slack:{BOB}"]
+    assert [m.body for m in bob_said] == ["2"]
+    assert ticket.refs["chat_thread"] == f"slack|{CHANNEL}|{root}"
+
+
+async def test_a_private_reply_goes_to_the_mapped_users_dm(
+        client: httpx.AsyncClient, runtime: HubRuntime, standin: StandIn) -> None:
+    transport = runtime.chat_hooks["slack"]
+    sent = await transport.send(Reply(ThreadRef("slack", CHANNEL, "1.0"), "psst",
+                                      direct_to="alice"))
+    call = (await standin.wait_for(1))[0]
+    assert call.body == {"text": "psst", "channel": ALICE}  # chat_actors, reversed
+    assert sent.startswith("1700000000.")  # the ts Slack answered

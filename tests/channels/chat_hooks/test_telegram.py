@@ -1,0 +1,131 @@
+"""``POST /hooks/telegram`` with Bot API updates: the secret header, redelivered
+updates, topics (``message_thread_id`` trusted only with ``is_topic_message``), and
+foodselection end to end with the replies sent to a stand-in ``sendMessage``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from bench.chat_standin import StandIn
+
+from tests.channels.chat_hooks.conftest import TELEGRAM_SECRET
+from tests.channels.chat_hooks.flow import order_lunch, saved_order
+from tickethub.channels.chat_hooks.base import Actors
+from tickethub.channels.chat_hooks.telegram import WHOLE_CHAT, parse_update
+from tickethub.domain.tickets import TicketQuery
+from tickethub.server.runtime import HubRuntime
+
+CHAT = -1001234567890
+USERS = {"alice": 1111111, "bob": 2222222}
+HEADERS = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
+
+
+def update(update_id: int, who: str, text: str, message_id: int, *,
+           topic: int | None = None, reply_to: int | None = None) -> dict[str, Any]:
+    """An update with a text message in a forum supergroup, as the Bot API sends it."""
+    message: dict[str, Any] = {
+        "message_id": message_id,
+        "from": {"id": USERS[who], "is_bot": False, "first_name": who.title(),
+                 "username": who, "language_code": "en"},
+        "chat": {"id": CHAT, "title": "Lunch", "type": "supergroup", "is_forum": True},
+        "date": 1700000000, "text": text}
+    if text.startswith("/"):
+        message["entities"] = [{"offset": 0, "length": len(text.split()[0]),
+                                "type": "bot_command"}]
+    if topic is not None:
+        message["message_thread_id"] = topic
+        message["is_topic_message"] = True
+        message["reply_to_message"] = {"message_id": topic, "date": 1699990000,
+                                       "chat": message["chat"],
+                                       "forum_topic_created": {"name": "Friday lunch",
+                                                               "icon_color": 7322096}}
+    if reply_to is not None:
+        message["reply_to_message"] = {"message_id": reply_to, "date": 1700000000,
+                                       "chat": message["chat"], "text": "?"}
+    return {"update_id": update_id, "message": message}
+
+
+def test_message_thread_id_is_a_thread_only_in_a_topic() -> None:
+    actors = Actors({})
+    in_topic = parse_update(update(1, "alice", "hi", 50, topic=77), actors)
+    assert in_topic is not None and in_topic.thread.root == "77"
+    plain = update(2, "alice", "hi", 51, reply_to=50)
+    plain["message"]["message_thread_id"] = 50  # set on replies outside topics too
+    msg = parse_update(plain, actors)
+    assert msg is not None and msg.thread.root == WHOLE_CHAT
+    assert msg.reply_to == f"{CHAT}:50"
+    assert msg.sender == "telegram:1111111" and msg.event_id == "update:2"
+    named = parse_update(update(3, "alice", "/foodselection@LunchBot friday", 52), actors)
+    assert named is not None and named.body == "/foodselection friday"
+
+
+async def test_a_wrong_secret_is_401_and_nothing_is_queued(
+        client: httpx.AsyncClient, runtime: HubRuntime) -> None:
+    body = update(10, "alice", "/foodselection", 1)
+    for headers in ({"X-Telegram-Bot-Api-Secret-Token": "guess"}, {}):
+        r = await client.post("/hooks/telegram", json=body, headers=headers)
+        assert r.status_code == 401
+        assert r.headers["content-type"] == "application/problem+json"
+        assert r.json()["field"] == "X-Telegram-Bot-Api-Secret-Token"
+    assert runtime.chat_hooks["telegram"]._inbound.empty()
+
+
+async def test_bad_updates_name_the_field(client: httpx.AsyncClient) -> None:
+    r = await client.post("/hooks/telegram", content=b"nope", headers=HEADERS)
+    assert r.status_code == 400
+    body = update(11, "alice", "hi", 2)
+    body["message"]["chat"]["id"] = "not a number"
+    r = await client.post("/hooks/telegram", json=body, headers=HEADERS)
+    assert r.status_code == 422
+    assert r.json()["field"] == "message.chat.id"
+    r = await client.post("/hooks/telegram", json={"update_id": 12,
+                                                   "edited_message": {}}, headers=HEADERS)
+    assert r.status_code == 200 and r.json() == {"queued": False}
+
+
+async def test_foodselection_in_a_forum_topic(
+        client: httpx.AsyncClient, runtime: HubRuntime, standin: StandIn) -> None:
+    topic = 77
+    ids = iter(range(100, 200))
+    updates = iter(range(500, 600))
+
+    async def start() -> None:
+        first = update(next(updates), "alice", "/foodselection@LunchBot tomorrow",
+                       next(ids), topic=topic)
+        for _ in range(2):  # redelivered (no answer seen in time): handled once
+            r = await client.post("/hooks/telegram", json=first, headers=HEADERS)
+            assert r.status_code == 200
+
+    async def say(who: str, text: str) -> None:
+        r = await client.post("/hooks/telegram", headers=HEADERS, json=update(
+            next(updates), who, text, next(ids), topic=topic))
+        assert r.status_code == 200
+
+    calls = await order_lunch(start, say, standin)
+    for call in calls:
+        assert call.path == "/bot123:ABC/sendMessage"
+        assert call.body["chat_id"] == CHAT and call.body["message_thread_id"] == topic
+    assert len(standin.calls) == 4
+    saved_order(runtime, "telegram:2222222")
+
+
+async def test_in_a_group_without_topics_replies_to_the_bot_route_by_reply_to(
+        client: httpx.AsyncClient, runtime: HubRuntime, standin: StandIn) -> None:
+    async def send(n: int, who: str, text: str, reply_to: int | None = None) -> None:
+        r = await client.post("/hooks/telegram", headers=HEADERS,
+                              json=update(700 + n, who, text, 300 + n, reply_to=reply_to))
+        assert r.status_code == 200
+
+    await send(0, "alice", "/foodselection tomorrow")
+    question = (await standin.wait_for(1))[0]
+    assert "message_thread_id" not in question.body  # the whole chat is the thread
+    asked = 9000 + 1  # the stand-in's message_id for its first sent message
+    await send(1, "bob", "1", reply_to=asked)  # not alice's: kept, not obeyed
+    await send(2, "alice", "3", reply_to=asked)
+    diet = (await standin.wait_for(2))[1]
+    assert "dietary" in diet.body["text"] and diet.body["chat_id"] == CHAT
+    assert len(standin.calls) == 2
+    ticket = runtime.tickets.list(TicketQuery(label="foodselection")).items[0]
+    kept = [m for m in runtime.tickets.messages(ticket.id) if m.author == "telegram:2222222"]
+    assert [m.body for m in kept] == ["1"]
