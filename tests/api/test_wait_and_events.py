@@ -55,21 +55,31 @@ async def test_wait_on_a_resolved_ticket_returns_at_once(client, agent, responde
 async def test_no_wakeup_is_lost_between_the_check_and_the_sleep(client, runtime, agent,
                                                                    responder):
     """Answer at many different moments relative to the waiter's read; every waiter must
-    return the answer well before its timeout."""
+    be woken by its answer, not by its timeout.
+
+    The waiters may wait 60 s; all of them must be back within 30 s. A lost wakeup shows
+    as a 60 s wait, while a slow machine (answers take a second or two when busy) does
+    not fail the test."""
     tickets = [await ask(client, agent, title=f"race {i}") for i in range(20)]
+    started = time.monotonic()
 
     async def race(i, ticket):
         waiter = asyncio.create_task(
-            client.get(f"/api/v1/tickets/{ticket['id']}/wait?timeout=10", headers=agent))
+            client.get(f"/api/v1/tickets/{ticket['id']}/wait?timeout=60", headers=agent))
         await asyncio.sleep(0.001 * i)
-        await client.post(f"/api/v1/tickets/{ticket['id']}/answer", json={"text": str(i)},
-                          headers=responder)
-        return await waiter
+        answered = await client.post(f"/api/v1/tickets/{ticket['id']}/answer",
+                                     json={"text": str(i)}, headers=responder)
+        answered_at = time.monotonic() - started
+        assert answered.status_code == 200, answered.text
+        try:
+            return await asyncio.wait_for(waiter, 30 - answered_at)
+        except TimeoutError:
+            raise AssertionError(f"waiter {i} was not woken (answered at {answered_at:.2f}s)"
+                                 ) from None
 
-    started = time.monotonic()
     results = await asyncio.gather(*(race(i, t) for i, t in enumerate(tickets)))
-    assert time.monotonic() - started < 8
     assert all(r.json()["status"] == "answered" for r in results)
+    assert all(r.headers["X-Tickethub-Timed-Out"] == "false" for r in results)
     assert runtime.bus.waiter_count == 0
 
 
