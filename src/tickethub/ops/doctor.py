@@ -187,8 +187,14 @@ def check_smtp(s: Settings) -> Iterator[Finding]:
                 client.starttls(context=context)
                 client.ehlo()
             if s.smtp_user:
-                client.login(s.smtp_user, s.smtp_password.get_secret_value()
-                             if s.smtp_password else "")
+                try:
+                    _smtp_login(client, s.smtp_user, s.smtp_password.get_secret_value()
+                                if s.smtp_password else "")
+                except (smtplib.SMTPServerDisconnected, TimeoutError):
+                    # some servers drop a bad login instead of refusing it
+                    yield Finding("smtp", PROBLEM, f"{where} did not accept the login of "
+                                  f"{s.smtp_user} (no answer to AUTH)")
+                    return
     except smtplib.SMTPAuthenticationError:
         yield Finding("smtp", PROBLEM, f"{where} refused the login of {s.smtp_user}")
         return
@@ -197,6 +203,17 @@ def check_smtp(s: Settings) -> Iterator[Finding]:
         return
     yield Finding("smtp", OK, f"{where} accepts " + (f"the login of {s.smtp_user}"
                                                       if s.smtp_user else "mail (no login)"))
+
+
+def _smtp_login(client: smtplib.SMTP, user: str, password: str) -> None:
+    """One login, AUTH PLAIN when offered (``smtplib.login`` would try every mechanism
+    after a refusal, and some servers hang up on the second try instead of refusing)."""
+    mechanisms = str(client.esmtp_features.get("auth", "")).upper().split()
+    if "PLAIN" in mechanisms:
+        client.user, client.password = user, password
+        client.auth("PLAIN", client.auth_plain)
+    else:
+        client.login(user, password)
 
 
 def check_imap(s: Settings) -> Iterator[Finding]:
