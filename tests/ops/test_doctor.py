@@ -98,7 +98,7 @@ def test_an_unreachable_database_and_a_wrong_password(tmp_path):
     assert "wrong-pw-123" not in db.message
     assert _by_check(findings, "migrations") == []
     closed = doctor.run(Settings(data_dir=tmp_path, database_url=(
-        f"postgresql+psycopg://u:p@127.0.0.1:9/nothing")))
+        "postgresql+psycopg://u:p@127.0.0.1:9/nothing")))
     assert _levels(closed, "database") == {PROBLEM}
 
 

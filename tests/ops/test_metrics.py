@@ -26,7 +26,7 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
                     admin_token=ADMIN_TOKEN, delivery_poll_seconds=0.05,
                     delivery_backoff_seconds=0.05, metrics=True,
                     metrics_token=METRICS_TOKEN, metrics_cache_seconds=0,
-                    auth_throttle_address_attempts=2)
+                    auth_throttle_address_attempts=2, auth_throttle_base_seconds=120)
 
 
 async def scrape(client: httpx.AsyncClient) -> dict[tuple[str, tuple[tuple[str, str], ...]],

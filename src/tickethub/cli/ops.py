@@ -20,7 +20,8 @@ _DATA_DIR = click.option("--data-dir", type=click.Path(path_type=Path), default=
 def _settings(data_dir: Path | None) -> Any:
     from tickethub.settings import Settings
 
-    return Settings(**({"data_dir": data_dir} if data_dir else {}))
+    overrides: dict[str, Any] = {"data_dir": data_dir} if data_dir else {}
+    return Settings(**overrides)
 
 
 def _summary(manifest: Any) -> dict[str, Any]:
@@ -92,7 +93,8 @@ def doctor(data_dir: Path | None, as_json: bool, show_all: bool) -> None:
     """
     from tickethub.ops.doctor import OK, PROBLEM, run
 
-    findings = run(**({"data_dir": data_dir} if data_dir else {}))
+    overrides: dict[str, Any] = {"data_dir": data_dir} if data_dir else {}
+    findings = run(None, **overrides)
     problems = [f for f in findings if f.level == PROBLEM]
     if as_json:
         click.echo(json.dumps([f.as_json() for f in findings], indent=2))

@@ -148,7 +148,7 @@ def check_github(s: Settings, transport: httpx.AsyncBaseTransport | None = None
         try:
             return await gateway.me()
         finally:
-            pool = github.config.async_transport
+            pool: Any = github.config.async_transport
             if hasattr(pool, "close_pool"):
                 await pool.close_pool()
 
@@ -219,8 +219,8 @@ def _smtp_login(client: smtplib.SMTP, user: str, password: str) -> None:
 def check_imap(s: Settings) -> Iterator[Finding]:
     if not s.imap_url:
         return
-    from imapclient import IMAPClient
-    from imapclient.exceptions import LoginError
+    from imapclient import IMAPClient  # type: ignore[import-untyped]
+    from imapclient.exceptions import LoginError  # type: ignore[import-untyped]
 
     from tickethub.errors import ValidationFailed
     from tickethub.mail.imap import ImapURL

@@ -44,7 +44,8 @@ def redact(text: str) -> str:
     def replace(match: re.Match[str]) -> str:
         if match.group("token"):
             return "th_[redacted]"
-        return (match.group("bot") or match.group("bearer") or match.group("pair") or "") + "[redacted]"
+        kept = match.group("bot") or match.group("bearer") or match.group("pair") or ""
+        return kept + "[redacted]"
     return _SECRETS.sub(replace, text)
 
 

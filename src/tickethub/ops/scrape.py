@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from sqlalchemy import Connection, Engine, func, select
 
@@ -133,16 +133,17 @@ class HubCollector(Collector):
                 select(deliveries.c.channel, func.count())
                 .where(deliveries.c.status == "dead").group_by(deliveries.c.channel)):
             snap.dead[str(channel)] = int(count)
-        last_seq = int(conn.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar())
+        last_seq = int(conn.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar()
+                       or 0)
         cursors = dict(conn.execute(select(channel_cursors.c.channel,
                                            channel_cursors.c.last_seq)).all())
         for channel in self._channels():
             snap.backlog[channel] = max(0, last_seq - int(cursors.get(channel, last_seq)))
         snap.quarantined = int(conn.execute(
-            select(func.count()).select_from(mail_quarantine)).scalar())
+            select(func.count()).select_from(mail_quarantine)).scalar() or 0)
         return snap
 
-    def collect(self) -> Iterator[object]:
+    def collect(self) -> Iterator[Metric]:
         self.refresh()
         snap = self._snapshot
         g = GaugeMetricFamily("tickethub_tickets", "Tickets by status and kind (from the "
