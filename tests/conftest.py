@@ -65,6 +65,18 @@ class _PgDatabases:
         self.admin.dispose()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_token_in_the_logs() -> Iterator[None]:
+    """Every log record of the whole run is checked for the tokens the run created
+    (tests/log_scan.py); a leak fails the session at its end."""
+    from tests.log_scan import watching
+
+    with watching((ADMIN_TOKEN,)) as watch:
+        yield
+    assert not watch.leaks, f"tokens in the logs ({len(watch.leaks)}):\n" + "\n".join(
+        watch.leaks[:20])
+
+
 @pytest.fixture(scope="session")
 def pg_databases() -> Iterator[_PgDatabases | None]:
     if not PG_URL:

@@ -8,8 +8,11 @@ their place (those items changed nothing)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
+
+from tickethub.ops.series import GROUP_COMMIT_BATCH, GROUP_COMMIT_SECONDS
 
 In = TypeVar("In")
 Out = TypeVar("Out")
@@ -29,6 +32,10 @@ class GroupCommit(Generic[In, Out]):
         self._queue: list[tuple[In, asyncio.Future[Out]]] = []
         self._draining = False
         self._drainer: asyncio.Task[None] | None = None  # held so it is not collected
+        # metrics: the writer's name (a bounded label: one per GroupCommit in the code)
+        writer = getattr(commit, "__qualname__", None) or getattr(commit, "__name__", "commit")
+        self._batch_sizes = GROUP_COMMIT_BATCH.labels(writer=writer)
+        self._seconds = GROUP_COMMIT_SECONDS.labels(writer=writer)
 
     async def submit(self, item: In) -> Out:
         future: asyncio.Future[Out] = asyncio.get_running_loop().create_future()
@@ -42,16 +49,20 @@ class GroupCommit(Generic[In, Out]):
         try:
             while self._queue:
                 batch, self._queue = self._queue[: self._max], self._queue[self._max:]
+                self._batch_sizes.observe(len(batch))
+                started = time.perf_counter()
                 try:
                     # The loop's own executor: lighter than anyio's worker threads,
                     # and one drain at a time needs one thread.
                     results = await asyncio.get_running_loop().run_in_executor(
                         None, self._commit, [item for item, _ in batch])
                 except Exception as exc:
+                    self._seconds.observe(time.perf_counter() - started)
                     for _, future in batch:
                         if not future.done():
                             future.set_exception(exc)
                     continue
+                self._seconds.observe(time.perf_counter() - started)
                 for (_, future), result in zip(batch, results, strict=True):
                     if future.done():  # the request went away; its write is stored anyway
                         continue

@@ -79,6 +79,16 @@ class Settings(BaseSettings):
                      "are woken: memory (one process), postgres (LISTEN/NOTIFY, several hub "
                      "processes on one database); auto picks postgres on PostgreSQL.")
     log_level: str = Field("info", description="debug, info, warning or error.")
+    log_format: str = Field("text", pattern="^(text|json)$", description="text: one "
+                            "readable line per record; json: one JSON object per line "
+                            "(time, level, logger, message, request_id), for log shippers.")
+    metrics: bool = Field(False, description="Serve GET /metrics in the Prometheus text "
+                          "format (docs/operations.md); off: 404.")
+    metrics_token: SecretStr | None = Field(None, description="When set, a scrape of "
+                                            "/metrics must send it as a bearer token.")
+    metrics_cache_seconds: float = Field(5.0, ge=0, le=300, description="How long counts "
+                                         "read from the database for /metrics are reused, "
+                                         "so frequent scrapes stay cheap.")
 
     # -- JSON Schemas callers supply (response_schema, tool parameters; docs/api.md) -------
     schema_max_bytes: int = Field(262_144, ge=1024, description="Largest JSON Schema a "

@@ -17,6 +17,7 @@ from tickethub.api import (
     hooks_chat,
     hooks_github,
     mcp_server,
+    metrics,
     problems,
     tickets,
 )
@@ -24,6 +25,7 @@ from tickethub.api import openai as openai_door
 from tickethub.api.deps import call
 from tickethub.api.hooks_agents import router as agents_hooks
 from tickethub.api.limits import BodySizeLimit
+from tickethub.ops import request_id
 from tickethub.server.runtime import HubRuntime
 from tickethub.web import mount as mount_web
 
@@ -37,12 +39,19 @@ with a stable `code` and the `field` at fault.
 
 class HubApp(FastAPI):
     """The FastAPI app, with the Agent Protocol door's fast lane in front of it: the
-    door's two hot operations skip FastAPI's per-request layers altogether."""
+    door's two hot operations skip FastAPI's per-request layers altogether. Every HTTP
+    request, fast lane or not, runs under its request id (ops/request_id.py)."""
 
     fast_lane: agent_protocol.FastLane
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and await self.fast_lane.serve(scope, receive, send):
+        if scope["type"] == "http":
+            await request_id.serve(self._serve_http, scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+    async def _serve_http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if await self.fast_lane.serve(scope, receive, send):
             return
         await super().__call__(scope, receive, send)
 
@@ -71,6 +80,7 @@ def create_app(hub: HubRuntime) -> FastAPI:
     app.include_router(tickets.router)
     app.include_router(events.router)
     app.include_router(admin.router)
+    app.include_router(metrics.router)  # GET /metrics (ops/, docs/operations.md)
     app.include_router(hooks_github.router)  # GitHub webhooks (channels/github)
     app.include_router(hooks_chat.router)  # chat webhooks (channels/chat_hooks)
     app.include_router(agents_hooks)  # events for personal agents (agents/)

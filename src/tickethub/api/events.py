@@ -17,6 +17,7 @@ from tickethub.domain.actors import Actor
 from tickethub.domain.events import Event
 from tickethub.domain.ids import MAX_ID, parse_id
 from tickethub.errors import ValidationFailed
+from tickethub.ops.series import parked
 from tickethub.server.runtime import HubRuntime
 
 router = APIRouter(prefix="/api/v1", tags=["events"], responses=PROBLEM_RESPONSES)
@@ -75,7 +76,7 @@ async def stream_events(
     async def body() -> AsyncIterator[str]:
         cursor = first_cursor
         batch = first
-        with hub.bus.log_signal() as signal:
+        with hub.bus.log_signal() as signal, parked("sse"):
             yield "retry: 1000\n\n"
             # `first` was read before the signal existed: read once more before the
             # first sleep, or an event committed in between waits for a keep-alive.

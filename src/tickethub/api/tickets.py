@@ -29,6 +29,7 @@ from tickethub.domain.actors import Actor
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
 from tickethub.errors import ValidationFailed
+from tickethub.ops.series import parked
 from tickethub.server.runtime import HubRuntime
 
 router = APIRouter(prefix="/api/v1", tags=["tickets"], responses=PROBLEM_RESPONSES)
@@ -195,19 +196,20 @@ async def wait(
     its current state and the header ``X-Tickethub-Timed-Out: true``."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + min(timeout, hub.settings.wait_max_seconds)
-    while True:
-        # Register before reading: a change committed after the read still wakes us.
-        with hub.bus.ticket_signal(ticket_id) as changed:
-            ticket = await call(hub.tickets.get, ticket_id, me)
-            remaining = deadline - loop.time()
-            if not ticket.waiting or remaining <= 0 or hub.bus.closing:  # closing: shutdown
-                break
-            try:
-                fresh = await asyncio.wait_for(changed, remaining)
-            except TimeoutError:
-                continue
-            if fresh is not None and not fresh.waiting:
-                ticket = fresh
-                break
+    with parked("wait"):
+        while True:
+            # Register before reading: a change committed after the read still wakes us.
+            with hub.bus.ticket_signal(ticket_id) as changed:
+                ticket = await call(hub.tickets.get, ticket_id, me)
+                remaining = deadline - loop.time()
+                if not ticket.waiting or remaining <= 0 or hub.bus.closing:  # closing: shutdown
+                    break
+                try:
+                    fresh = await asyncio.wait_for(changed, remaining)
+                except TimeoutError:
+                    continue
+                if fresh is not None and not fresh.waiting:
+                    ticket = fresh
+                    break
     return _out(hub, ticket, headers={
         "X-Tickethub-Timed-Out": "true" if ticket.waiting else "false"})

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
 from tickethub.domain.tickets import Ticket
+from tickethub.ops.series import WAKE_LATENCY
 
 _TICKET_SEQS = 100_000  # tickets whose latest notification the bus remembers
 
@@ -87,18 +89,20 @@ class InProcessBus:
         loop = self._loop
         if loop is None or loop.is_closed():
             return
+        committed = time.perf_counter()  # services notify right after their commit
         if threading.get_ident() == self._loop_thread:
-            self._dispatch(seq, tickets, touched)
+            self._dispatch(seq, tickets, touched, committed)
         else:
-            loop.call_soon_threadsafe(self._dispatch, seq, tickets, touched)
+            loop.call_soon_threadsafe(self._dispatch, seq, tickets, touched, committed)
 
-    def _dispatch(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int]) -> None:
+    def _dispatch(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int],
+                  committed: float | None = None) -> None:
         states: dict[int, Ticket | None] = dict.fromkeys(touched)
         states.update((ticket.id, ticket) for ticket in tickets)
-        self._wake(seq, states, states_changed=bool(tickets))
+        self._wake(seq, states, states_changed=bool(tickets), committed=committed)
 
     def _wake(self, seq: int, states: dict[int, Ticket | None], *,
-              states_changed: bool = True) -> None:
+              states_changed: bool = True, committed: float | None = None) -> None:
         """Resolve the waiters of each ticket with its new state (``None``: read it back)
         and set every log signal; the state signals too unless only messages were added
         (``states_changed`` false). Runs on the bound event loop."""
@@ -109,6 +113,8 @@ class InProcessBus:
             for future in self._ticket_waiters.pop(ticket_id, ()):
                 if not future.done():
                     future.set_result(state)
+                    if committed is not None:  # the wake latency, as the waiter sees it
+                        WAKE_LATENCY.observe(time.perf_counter() - committed)
         for signal in self._log_signals:
             signal.event.set()
         if states_changed:

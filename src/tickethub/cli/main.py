@@ -74,6 +74,11 @@ from tickethub.cli.agents import agent as _agent_command  # noqa: E402
 
 cli.add_command(_agent_command)  # personal agents (cli/agents.py, docs/personal-agents.md)
 
+from tickethub.cli.ops import COMMANDS as _ops_commands  # noqa: E402
+
+for _command in _ops_commands:  # backup, restore, doctor (cli/ops.py, docs/operations.md)
+    cli.add_command(_command)
+
 
 def main() -> None:
     # A shell starts background jobs with SIGINT ignored, and Python then never turns

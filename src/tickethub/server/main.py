@@ -12,6 +12,7 @@ import uvicorn
 
 from tickethub.api.agent_protocol.context import anonymous_allowed
 from tickethub.api.app import create_app
+from tickethub.ops import logs
 from tickethub.server import admin_token, served_url
 from tickethub.server.runtime import SHUTDOWN_GRACE_SECONDS, HubRuntime
 from tickethub.settings import Settings
@@ -45,11 +46,11 @@ def build_app(settings: Settings) -> tuple[HubRuntime, object]:
 
 def serve(settings: Settings, *, announce: bool = True) -> None:
     """Run the hub in the foreground until interrupted."""
-    logging.basicConfig(level=settings.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(settings.log_format, settings.log_level)  # text or JSON lines (ops/)
     hub, app = build_app(settings)
     config = uvicorn.Config(app, host=settings.host, port=settings.port,
                             log_level=settings.log_level.lower(), access_log=False,
+                            log_config=None,  # uvicorn's lines go through ops.logs too
                             timeout_keep_alive=75, backlog=8192,
                             # a backstop: requests not done by then are cancelled
                             timeout_graceful_shutdown=int(SHUTDOWN_GRACE_SECONDS),
@@ -62,8 +63,11 @@ def serve(settings: Settings, *, announce: bool = True) -> None:
         await original_startup(sockets=sockets)  # type: ignore[arg-type]
         if server.started:
             served_url.save(settings.data_dir, hub.public_url())
-            if announce:
+            if announce and settings.log_format == "text":
                 _announce(hub)
+            elif announce:  # JSON logs go to a shipper: one line, and never a token
+                logging.getLogger("tickethub").info("tickethub is running at %s",
+                                                    hub.public_url())
 
     server.startup = startup  # type: ignore[method-assign]
     try:

@@ -66,6 +66,7 @@ class Throttle:
         self._lock = threading.Lock()
         # key → (failures, time of the last one); ordered oldest failure first.
         self._failures: OrderedDict[str, tuple[int, datetime]] = OrderedDict()
+        self.refused = 0  # attempts refused while their key was locked, since start
 
     def retry_after(self, key: str) -> float:
         """Seconds until ``key`` may try again; 0 when it may now."""
@@ -79,12 +80,20 @@ class Throttle:
         with self._lock:
             wait = self._wait(key, now)
             if wait > 0:
+                self.refused += 1
                 return wait
             failures = self._failures.pop(key, (0, now))[0] + 1
             self._failures[key] = (failures, now)
             while len(self._failures) > self._max_keys:
                 self._failures.popitem(last=False)
         return 0.0
+
+    def locked_keys(self) -> int:
+        """How many keys must wait right now (walks every key kept: for metrics)."""
+        now = self._clock.now()
+        with self._lock:
+            return sum(1 for failures, last in list(self._failures.values())
+                       if self._backoff.lock_seconds(failures) > (now - last).total_seconds())
 
     def failed(self, key: str) -> None:
         """The attempt ``begin`` counted failed: audit the lock it starts, if any."""
@@ -178,6 +187,12 @@ class Throttles:
                                        resets_on_success=False)
         self.token_addresses = Throttle("API token per address", clock, address,
                                         resets_on_success=False)
+
+    def all(self) -> dict[str, Throttle]:
+        """Every throttle by a short fixed name (metric labels)."""
+        return {"signin_account": self.sign_in_accounts,
+                "signin_address": self.sign_in_addresses,
+                "link_address": self.link_addresses, "token_address": self.token_addresses}
 
 
 def address_key(client: str | None) -> str:

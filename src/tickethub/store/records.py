@@ -12,6 +12,7 @@ from sqlalchemy import Connection, func, insert, select, text, update
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.domain.events import Event, EventType, NewEvent
 from tickethub.domain.messages import Decision, Message, MessageDraft, MessageKind
+from tickethub.ops import request_id
 from tickethub.services.ports import Delivery, TokenRecord, Webhook
 from tickethub.store.bulk import insert_ids
 from tickethub.store.tables import (
@@ -95,9 +96,10 @@ class SqlEventLog:
         if not self._locked:
             self._c.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _EVENT_LOCK_KEY})
             self._locked = True
+        request = request_id.current()  # the HTTP request writing this, if any
         values = [{"type": e.type.value, "ticket_id": e.ticket_id,
-                   "ticket_path": e.ticket_path, "actor": e.actor, "data": e.data, "at": at}
-                  for e in new]
+                   "ticket_path": e.ticket_path, "actor": e.actor, "data": e.data, "at": at,
+                   "request_id": request} for e in new]
         seqs = insert_ids(self._c, events, values)
         return [Event(seq=seq, type=e.type, ticket_id=e.ticket_id, ticket_path=e.ticket_path,
                       actor=e.actor, data=e.data, at=at)

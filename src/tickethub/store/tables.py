@@ -104,6 +104,8 @@ events = Table(
     Column("actor", String(100), nullable=False),
     Column("data", JSON, nullable=False),
     Column("at", UTCDateTime, nullable=False),
+    # The HTTP request that wrote the event (X-Request-ID), if one did (ops/request_id.py).
+    Column("request_id", String(128), nullable=True),
     Index("ix_events_ticket", "ticket_id", "seq"),
     sqlite_autoincrement=True,
 )

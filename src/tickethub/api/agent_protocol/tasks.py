@@ -30,6 +30,7 @@ from tickethub.api.deps import call
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Status
 from tickethub.errors import ValidationFailed
+from tickethub.ops.series import parked
 from tickethub.server.runtime import HubRuntime
 from tickethub.services.agent_step_writes import PostedStep, StepInput
 from tickethub.services.agent_steps import open_state
@@ -142,18 +143,19 @@ async def hold_for_reply(hub: HubRuntime, svc: Any, task_id: str, step_id: str,
     view: StepView
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
-    while True:
-        with hub.bus.ticket_signal(ticket_id) as changed:
-            if posted is not None and hub.bus.quiet_since(ticket_id, posted.seq):
-                view = StepView(open_state(posted.step, None), task_id)
-            else:
-                _, view = await call(svc.tasks.step, task_id, step_id)
-            posted = None
-            remaining = deadline - loop.time()
-            if view.state.status == "completed" or remaining <= 0 or hub.bus.closing:
-                return view
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed, remaining)
+    with parked("ap_hold"):
+        while True:
+            with hub.bus.ticket_signal(ticket_id) as changed:
+                if posted is not None and hub.bus.quiet_since(ticket_id, posted.seq):
+                    view = StepView(open_state(posted.step, None), task_id)
+                else:
+                    _, view = await call(svc.tasks.step, task_id, step_id)
+                posted = None
+                remaining = deadline - loop.time()
+                if view.state.status == "completed" or remaining <= 0 or hub.bus.closing:
+                    return view
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed, remaining)
 
 
 @router.post("/agent/tasks/{task_id}/steps", operation_id="executeAgentTaskStep",

@@ -17,6 +17,7 @@ from tickethub.api.schemas import MessageOut, TicketOut
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import WAITING, Kind
 from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
+from tickethub.ops.series import parked
 from tickethub.server.runtime import HubRuntime
 from tickethub.services.waiting import wait_resolved
 
@@ -74,7 +75,8 @@ class LocalDesk:
         return self._out(ticket)
 
     async def wait(self, ticket_id: int, timeout: float) -> JSON:
-        ticket = await wait_resolved(self._read, self._hub.bus, ticket_id, timeout)
+        with parked("mcp_call"):
+            ticket = await wait_resolved(self._read, self._hub.bus, ticket_id, timeout)
         return self._out(ticket)
 
     async def mine(self, waiting_only: bool, limit: int) -> list[JSON]:

@@ -23,6 +23,7 @@ from tickethub.api.openai.streaming import DONE, held, sse, sse_response
 from tickethub.domain.actors import Actor
 from tickethub.domain.tickets import Ticket
 from tickethub.llm.port import Completion, Usage
+from tickethub.ops.series import parked
 from tickethub.server.runtime import HubRuntime
 from tickethub.services.conversations_openai import HumanTurn, OpenAIConversations
 from tickethub.services.waiting import wait_resolved
@@ -94,7 +95,9 @@ class HumanDoor:
         return sse_response(body, self._headers(ticket))
 
     async def _wait(self, ticket: Ticket, turn: HumanTurn, timeout: float) -> Reply:
-        ticket = await wait_resolved(self._hub.tickets.get, self._hub.bus, ticket.id, timeout)
+        with parked("openai_block"):
+            ticket = await wait_resolved(self._hub.tickets.get, self._hub.bus, ticket.id,
+                                         timeout)
         completion = self._conversations.reply_of(ticket, turn)
         if completion is not None:
             return Reply(completion, ticket, "answered")

@@ -28,6 +28,7 @@ from tickethub.errors import IllegalTransition
 from tickethub.llm.errors import UpstreamError
 from tickethub.llm.openai_compatible import OpenAICompatible, completion_of
 from tickethub.llm.port import Completion, ToolCall
+from tickethub.ops.series import parked
 from tickethub.server.runtime import HubRuntime
 from tickethub.services.conversations_openai import OpenAIConversations, Refusal
 from tickethub.services.waiting import wait_resolved
@@ -123,8 +124,9 @@ class ProxyDoor:
         headers = {"X-Tickethub-Ticket": str(ticket.id)}
 
         async def decide() -> tuple[dict[str, Any], Completion] | Refusal:
-            decided = await wait_resolved(self._hub.tickets.get, self._hub.bus, ticket.id,
-                                          timeout)
+            with parked("openai_block"):
+                decided = await wait_resolved(self._hub.tickets.get, self._hub.bus,
+                                              ticket.id, timeout)
             outcome = self._conversations.approved_calls(decided)
             if outcome is None:  # nobody decided in time: fail closed, close the ticket
                 try:

@@ -32,6 +32,7 @@ from githubkit.exception import (
 from githubkit.typing import RetryOption
 
 from tickethub.channels.github.throttle import WriteSpacer
+from tickethub.ops.series import github_rate_seen
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +110,9 @@ class SharedTransport(httpx.AsyncBaseTransport):
         self.inner = inner or httpx.AsyncHTTPTransport(retries=0)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        return await self.inner.handle_async_request(request)
+        response = await self.inner.handle_async_request(request)
+        github_rate_seen(response.headers.get("x-ratelimit-remaining"))  # for /metrics
+        return response
 
     async def aclose(self) -> None:
         """Kept open for the next client; ``close_pool`` really closes it."""
