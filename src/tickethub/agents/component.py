@@ -54,6 +54,8 @@ def install(hub: HubRuntime, llm: LLM | None = None, *, loops: bool = False
     kernel = Kernel(registry, store, hub.tickets, hub.bus, hub.clock, llm_for, box,
                     directory.open_secrets)
     kernel.tasks = LinkedTasks(hub.tickets, SqlSessionStore(hub.store).get_actor)
+    # Without the GitHub channel nothing can be dispatched; the doors still answer.
+    kernel.actions = ActionsRunner(s.effective_public_url, None)
     agents = PersonalAgents(directory, kernel, box)
     hub.agents = agents
     if loops:

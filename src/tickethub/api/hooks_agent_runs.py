@@ -19,20 +19,21 @@ from fastapi.responses import JSONResponse
 from tickethub.agents.runners.actions import ActionsRunner
 from tickethub.agents.runners.grants import SIGNATURE_HEADER
 from tickethub.api.deps import runtime
+from tickethub.api.problems import PROBLEM_RESPONSES
 from tickethub.errors import Unavailable
 from tickethub.server.runtime import HubRuntime
 
-router = APIRouter(tags=["agents"])
-_REFUSED: dict[int | str, dict[str, Any]] = {401: {"description": "Bad, expired or missing signature"},
-            404: {"description": "No such run waits for a workflow"},
-            409: {"description": "The run no longer waits (reported, or timed out)"}}
+router = APIRouter(tags=["agents"], responses=PROBLEM_RESPONSES)
+_REFUSED: dict[int | str, dict[str, Any]] = {
+    401: {"description": "Bad, expired or missing signature"},
+    404: {"description": "No such run waits for a workflow"},
+    409: {"description": "The run no longer waits (reported, or timed out)"}}
 
 
 def _runner(hub: HubRuntime) -> ActionsRunner:
     runner = hub.agents.kernel.actions if hub.agents is not None else None
     if not isinstance(runner, ActionsRunner):
-        raise Unavailable("the Actions runner is off (personal agents and the GitHub "
-                          "channel are needed)")
+        raise Unavailable("personal agents are off (TICKETHUB_AGENTS_ENABLED)")
     return runner
 
 
