@@ -10,7 +10,9 @@ that answers at once, an in-memory thread), so the numbers are the kernel's own 
 * *plain comment* — dispatch of a comment with no trigger word: decided from the
   manifests alone, no database read; anchor: one ticket read on the same hub;
 * */fix by a stranger* — a trigger word from someone who owns none of the ``--installs``
-  installations of that agent: one read of those installations, none runs.
+  installations of that agent: one indexed read of the installations whose owner's
+  identity wrote it (``agent_identities``), which finds none; none runs. (Before the
+  identity index it read all 200 installations: 19.8-30.7x a ticket read; after, ~2x.)
 """
 
 from __future__ import annotations

@@ -41,6 +41,8 @@ def test_directory_installs_runs_and_secrets(runtime: HubRuntime) -> None:
         RunStatus.STOPPED, 300, "budget spent: tokens")
     assert directory.runs("alice", "comment-rewrite") == [done]
 
+    key = Path(runtime.settings.data_dir) / "agent-secrets.key"
+    assert not key.exists()  # made on the first seal, not at start
     directory.set_secret("alice", "github-token", "ghp_alices_own_token_123")
     assert directory.secret("alice", "github-token") == "ghp_alices_own_token_123"
     with runtime.engine.connect() as c:
@@ -51,8 +53,42 @@ def test_directory_installs_runs_and_secrets(runtime: HubRuntime) -> None:
                                             runtime.clock.now())
     with pytest.raises(ValidationFailed):
         directory.secret("bob", "github-token")
-    key = Path(runtime.settings.data_dir) / "agent-secrets.key"
     assert key.stat().st_mode & 0o777 == 0o600
+
+
+def test_routing_reads_only_installations_the_event_can_trigger(runtime: HubRuntime
+                                                                 ) -> None:
+    """Commands and mentions: only the installations whose owner's identity on the
+    event's channel wrote it or is named; event triggers: all; disabled ones never."""
+    directory = runtime.agents.directory
+    store = runtime.agents.kernel._store
+    for n in range(5):
+        directory.install(f"p{n}", "comment-rewrite", {}, {"github": f"gh{n}",
+                                                            "chat": f"@p{n}:hs"})
+        directory.install(f"p{n}", "thread-summary", {}, {"github": f"gh{n}"})
+    directory.set_enabled("p3", "comment-rewrite", False)
+
+    def owners(every: list[str], named: list[str], source: str, names: list[str],
+               owner: str | None = None) -> list[tuple[str, str]]:
+        return sorted((i.owner, i.agent) for i in store.routing_installations(
+            owner, every, named, source, names))
+
+    assert owners([], ["comment-rewrite"], "github", ["stranger"]) == []
+    assert owners([], ["comment-rewrite"], "github", ["gh1"]) == [("p1", "comment-rewrite")]
+    assert owners([], ["comment-rewrite"], "chat", ["gh1"]) == []  # another channel's name
+    assert owners([], ["comment-rewrite"], "chat", ["@p2:hs", "gh0"]) == [
+        ("p2", "comment-rewrite")]
+    assert owners([], ["comment-rewrite"], "github", ["gh3"]) == []  # disabled
+    assert owners(["thread-summary"], ["comment-rewrite"], "github", ["gh4"]) == [
+        ("p0", "thread-summary"), ("p1", "thread-summary"), ("p2", "thread-summary"),
+        ("p3", "thread-summary"), ("p4", "comment-rewrite"), ("p4", "thread-summary")]
+    assert owners(["thread-summary"], [], "github", [], owner="p2") == [
+        ("p2", "thread-summary")]
+    # changed identities are what routing reads
+    found = directory.find("p1", "comment-rewrite")
+    store.update_installation(found.id, runtime.clock.now(), identities={"github": "new1"})
+    assert owners([], ["comment-rewrite"], "github", ["gh1"]) == []
+    assert owners([], ["comment-rewrite"], "github", ["new1"]) == [("p1", "comment-rewrite")]
 
 
 def test_cli_install_enable_disable_list_runs(settings, runtime: HubRuntime,

@@ -15,3 +15,10 @@ async def test_the_how_to_runs() -> None:
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(blocks), str(DOC), "exec"), namespace)
     await namespace["test_shout"]()
+
+
+def test_the_workflow_in_the_docs_is_the_templates() -> None:
+    from tickethub.agents.template import WORKFLOW
+
+    (shown,) = re.findall(r"```yaml\n(.*?)```", DOC.read_text(), re.S)
+    assert shown == WORKFLOW.format(name="standup-notes", package="standup_notes")

@@ -22,6 +22,11 @@ def test_new_project_passes_its_own_tests(tmp_path: Path) -> None:
     meta = tomllib.loads((root / "pyproject.toml").read_text())
     assert meta["project"]["entry-points"]["tickethub.agents"] == {
         "standup-notes": "standup_notes:agent"}
+    workflow = (root / ".github" / "workflows" / "tickethub-agent.yml").read_text()
+    assert "${{ inputs.context_url }}" in workflow and "{{" not in workflow.replace("${{", "")
+    assert "permissions:\n  contents: read" in workflow
+    assert "--agent standup_notes:agent" in workflow
+    assert "write" not in workflow.split("permissions:")[1].split("\n\n")[0]
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
                           cwd=root, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr

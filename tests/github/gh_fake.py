@@ -39,6 +39,7 @@ class FakeGitHub:
     comments: dict[int, dict[str, Any]] = field(default_factory=dict)
     sub_issues: dict[tuple[str, int], list[int]] = field(default_factory=dict)
     reactions: list[tuple[int, str]] = field(default_factory=list)
+    dispatches: list[dict[str, Any]] = field(default_factory=list)  # workflow_dispatch events
     requests: list[httpx.Request] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     poll_interval: int = 60
@@ -133,9 +134,24 @@ class FakeGitHub:
             ("POST", repo + r"/issues/(\d+)/sub_issues", self._add_sub_issue),
             ("GET", repo + r"/issues/(\d+)/comments", self._list_comments),
             ("POST", repo + r"/issues/(\d+)/comments", self._create_comment),
+            ("POST", repo + r"/actions/workflows/([^/]+)/dispatches", self._dispatch),
         ]
 
     # -- handlers --------------------------------------------------------------------------
+
+    def _dispatch(self, request: httpx.Request, body: Any, repo: str,
+                  workflow: str) -> httpx.Response:
+        """Create a workflow dispatch event. With ``return_run_details: true`` GitHub
+        answers 200 with the run's id and URLs (REST API, February 2026), else 204;
+        written by hand (the pinned OpenAPI examples predate it)."""
+        run_id = next(self._ids)
+        self.dispatches.append({"repo": repo, "workflow": workflow, "id": run_id, **body})
+        if not body.get("return_run_details"):
+            return httpx.Response(204)
+        return httpx.Response(200, json={
+            "workflow_run_id": run_id,
+            "run_url": f"{API}/repos/{repo}/actions/runs/{run_id}",
+            "html_url": f"https://github.com/{repo}/actions/runs/{run_id}"})
 
     def _user(self, request: httpx.Request, body: Any) -> httpx.Response:
         user = example("users/get-authenticated")

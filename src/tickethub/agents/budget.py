@@ -59,6 +59,19 @@ class Budget:
         if self.limits.cost is not None and self._cost > self.limits.cost:
             raise BudgetExceeded("cost", self._cost, self.limits.cost)
 
+    def charge_reported(self, llm_calls: int, tokens: int, cost: float | None) -> None:
+        """Count model use a runner outside the hub reports (an Actions workflow); raise
+        when it went past a limit (the run's actions are then not applied)."""
+        self._llm_calls += llm_calls
+        self._tokens += tokens
+        self._cost += cost or 0.0
+        if self._llm_calls > self.limits.llm_calls:
+            raise BudgetExceeded("llm_calls", self._llm_calls, self.limits.llm_calls)
+        if self._tokens > self.limits.tokens:
+            raise BudgetExceeded("tokens", self._tokens, self.limits.tokens)
+        if self.limits.cost is not None and self._cost > self.limits.cost:
+            raise BudgetExceeded("cost", self._cost, self.limits.cost)
+
     def before_tool_call(self) -> None:
         self.check_time()
         if self._tool_calls >= self.limits.tool_calls:

@@ -13,11 +13,14 @@ from tickethub.agents.credentials import GithubCredentials
 from tickethub.agents.directory import AgentDirectory
 from tickethub.agents.kernel import Kernel
 from tickethub.agents.registry import default_registry
+from tickethub.agents.runners.actions import ActionsRunner
 from tickethub.agents.schedules import ScheduleLoop
 from tickethub.agents.secrets import SecretBox, load_key
+from tickethub.agents.tasks import LinkedTasks
 from tickethub.domain.agent_runs import AgentInstallation
 from tickethub.llm.port import LLM
 from tickethub.store.agents_store import SqlAgentStore
+from tickethub.store.sessions_store import SqlSessionStore
 
 if TYPE_CHECKING:
     from tickethub.server.runtime import HubRuntime
@@ -36,8 +39,11 @@ def install(hub: HubRuntime, llm: LLM | None = None, *, loops: bool = False
     pass a ``ScriptedLLM``); ``loops`` adds the schedule loop to the hub's loops."""
     s = hub.settings
     registry = default_registry(s.agents_plugins)
-    box = SecretBox(load_key(s.data_dir, s.agents_secret_key.get_secret_value()
-                             if s.agents_secret_key else None))
+    configured = s.agents_secret_key.get_secret_value() if s.agents_secret_key else None
+    if configured:
+        load_key(s.data_dir, configured)  # a malformed key fails at start, naming it
+    # The key file is made on the first seal or open, not at every start.
+    box = SecretBox(lambda: load_key(s.data_dir, configured))
     store = SqlAgentStore(hub.store)
     model = llm if llm is not None else _configured_llm(hub)
 
@@ -47,6 +53,9 @@ def install(hub: HubRuntime, llm: LLM | None = None, *, loops: bool = False
     directory = AgentDirectory(registry, store, hub.clock, box)
     kernel = Kernel(registry, store, hub.tickets, hub.bus, hub.clock, llm_for, box,
                     directory.open_secrets)
+    kernel.tasks = LinkedTasks(hub.tickets, SqlSessionStore(hub.store).get_actor)
+    # Without the GitHub channel nothing can be dispatched; the doors still answer.
+    kernel.actions = ActionsRunner(s.effective_public_url, None)
     agents = PersonalAgents(directory, kernel, box)
     hub.agents = agents
     if loops:
@@ -68,6 +77,11 @@ def attach_github(agents: PersonalAgents, hub: HubRuntime,
                                     own_token=agents.directory.own_github_token, app=app,
                                     transport=transport)
     github_hook.attach(agents.kernel, hub.github.inbound, hub.github.gateway, credentials)
+    sync = hub.github.sync
+    if agents.kernel.tasks is not None:
+        agents.kernel.tasks.github_link = lambda repo, number: (
+            link.ticket_id if (link := sync.link_by_number(repo, number)) else None)
+    agents.kernel.actions = ActionsRunner(s.effective_public_url, credentials.dispatcher)
 
 
 def _configured_llm(hub: HubRuntime) -> LLM | None:

@@ -72,8 +72,25 @@ class GithubCredentials:
         bound = GithubSurface(gateway, surface.repo, surface.number)
         return _with_surface(event, bound), kind
 
-    async def mint(self, repo: str, scopes: frozenset[Scope]) -> str:
-        """An installation token for ``repo`` only, with ``permissions_for(scopes)``."""
+    async def dispatcher(self, owner: str, repo: str) -> tuple[GitHubGateway, str]:
+        """A client that may dispatch workflows in ``repo`` (the Actions runner), and
+        which credential it holds: the owner's own token, else an App installation
+        token for ``repo`` with ``actions: write`` only, else the hub's client."""
+        token = await asyncio.to_thread(self._own_token, owner)
+        kind = "own"
+        if token is None and self._app is not None:
+            token = await self.mint(repo, permissions={"metadata": "read",
+                                                       "actions": "write"})
+            kind = "app-installation"
+        if token is None:
+            return self._hub, "hub"
+        return GitHubGateway(build_github(token=token, api_url=self._api_url,
+                                          transport=self._transport, write_interval=0)), kind
+
+    async def mint(self, repo: str, scopes: frozenset[Scope] = frozenset(),
+                   permissions: dict[str, str] | None = None) -> str:
+        """An installation token for ``repo`` only, with ``permissions`` (default
+        ``permissions_for(scopes)``)."""
         assert self._app is not None
         app_id, private_key, installation_id = self._app
         from githubkit import AppAuthStrategy, GitHub
@@ -81,7 +98,7 @@ class GithubCredentials:
         app = GitHub(AppAuthStrategy(app_id, private_key), base_url=self._api_url,
                      async_transport=self._transport, http_cache=False)
         body: dict[str, Any] = {"repositories": [repo.split("/", 1)[1]],
-                                "permissions": permissions_for(scopes)}
+                                "permissions": permissions or permissions_for(scopes)}
         response = await GitHubGateway(app)._json(
             "POST", f"/app/installations/{installation_id}/access_tokens", json=body)
         return str(response["token"])

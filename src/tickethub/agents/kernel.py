@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -26,12 +27,14 @@ from tickethub.agents import context as context_builder
 from tickethub.agents.audit import VIA, AuditTrail
 from tickethub.agents.budget import Budget, BudgetExceeded
 from tickethub.agents.events import AgentEvent
-from tickethub.agents.manifest import Manifest, Trigger, TriggerKind
+from tickethub.agents.manifest import Manifest, RunnerKind, Trigger, TriggerKind
 from tickethub.agents.plugin import PersonalAgent
 from tickethub.agents.registry import AgentRegistry
 from tickethub.agents.run import Run
+from tickethub.agents.runners.actions import ActionsRunner
 from tickethub.agents.secrets import SecretBox
 from tickethub.agents.surfaces import TicketSurface
+from tickethub.agents.tasks import LinkedTasks
 from tickethub.agents.tools import Toolbox, is_agent_text
 from tickethub.domain.actors import Actor, Role
 from tickethub.domain.agent_runs import AgentInstallation, AgentRun, RunStatus
@@ -45,6 +48,7 @@ from tickethub.services.waiting import TicketSignals
 from tickethub.store.agents_store import SqlAgentStore
 
 log = logging.getLogger(__name__)
+_MENTION = re.compile(r"@([^\s@]+)")
 
 
 def agent_actor(agent: str, owner: str) -> Actor:
@@ -73,6 +77,10 @@ class Kernel:
         # (``agents/credentials.py`` for GitHub): returns the event and the kind used.
         self.credentials: dict[str, Callable[[AgentInstallation, Manifest, AgentEvent],
                                              Awaitable[tuple[AgentEvent, str]]]] = {}
+        # Runs whose manifest says ``runner: actions`` (set up with the GitHub channel).
+        self.actions: ActionsRunner | None = None
+        # The hub task behind an event's thread (the ``update_task`` tool).
+        self.tasks: LinkedTasks | None = None
 
     def claims(self, command: str) -> bool:
         """True when some installed agent answers to ``/command`` (the GitHub channel
@@ -96,8 +104,17 @@ class Kernel:
                       and _might_match(agent := self.registry.get(name), event)}
         if not candidates:
             return []
-        installs = await asyncio.to_thread(self._store.installations, owner, True,
-                                           sorted(candidates))
+        every: list[str] = []
+        by_identity: list[str] = []
+        for name, agent in sorted(candidates.items()):
+            broad = event.source == "webhook" or any(  # a webhook is the owner's own
+                _fires_for_anyone(t, event) for t in agent.manifest.triggers)
+            (every if broad else by_identity).append(name)
+        # A command counts only from its owner, a mention only of them: read just the
+        # installations whose owner wrote the event or is named in it.
+        names = [event.author, *sorted(_mentions(event.text))]
+        installs = await asyncio.to_thread(self._store.routing_installations, owner, every,
+                                           by_identity, event.source, names)
         tasks = []
         for install in installs:
             agent = candidates[install.agent]
@@ -120,7 +137,7 @@ class Kernel:
                         and not event.name.endswith((".edited", ".deleted"))):
                     return True
             elif trigger.kind is TriggerKind.MENTION:
-                if identity and event.author != identity and f"@{identity}" in event.text:
+                if identity and event.author != identity and identity in _mentions(event.text):
                     return True
             elif _fires_for_anyone(trigger, event):
                 return True
@@ -167,8 +184,9 @@ class Kernel:
         status, error = RunStatus.DONE, None
         try:
             await audit.record("run", "started", author=event.author)
+            remote = manifest.runner.kind is RunnerKind.ACTIONS
             llm = self._llm_for(install)
-            if llm is None:
+            if llm is None and not remote:  # an Actions run brings its own model
                 raise RuntimeError("no model is configured for personal agents")
             prepare = self.credentials.get(event.source)
             if prepare is not None:
@@ -180,11 +198,16 @@ class Kernel:
             tools = Toolbox(manifest=manifest, event=event, actor=actor,
                             owner=install.owner, run_id=record.id, run_ticket=ticket.id,
                             tickets=self._tickets, bus=self._bus, budget=budget,
-                            audit=audit, redact=redact)
+                            audit=audit, redact=redact, tasks=self.tasks)
             run = Run(record.id, install.owner, event, ctx, dict(install.config), tools,
-                      budget, _Redacted(llm, redact))
+                      budget, _Redacted(llm or _NoModel(), redact))
             async with asyncio.timeout(manifest.limits.seconds):
-                await agent.run(run)
+                if not remote:
+                    await agent.run(run)
+                elif self.actions is None:
+                    raise RuntimeError("the Actions runner is not set up on this hub")
+                else:
+                    await self.actions.run(run, manifest, install.owner, audit)
         except BudgetExceeded as exc:
             status, error = RunStatus.STOPPED, str(exc)
         except TimeoutError:
@@ -215,6 +238,17 @@ def _identity(install: AgentInstallation, source: str) -> str | None:
     return found or (install.owner if source == "webhook" else None)
 
 
+def _mentions(text: str) -> set[str]:
+    """The names ``@``-mentioned in ``text`` (``@alice-gh,`` names ``alice-gh``; a chat
+    identity that starts with ``@`` is named with it too)."""
+    out = set()
+    for token in _MENTION.findall(text):
+        for name in {token, token.rstrip(".,;:!?)]}'\"")}:
+            if name:
+                out |= {name, "@" + name}
+    return out
+
+
 def _might_match(agent: PersonalAgent, event: AgentEvent) -> bool:
     """Whether some owner's installation of ``agent`` could be triggered by ``event``
     (``Kernel._matches`` without the owner)."""
@@ -236,6 +270,14 @@ def _fires_for_anyone(trigger: Trigger, event: AgentEvent) -> bool:
         return event.source != "schedule" and event.name == trigger.value
     return (trigger.kind is TriggerKind.SCHEDULE and event.source == "schedule"
             and event.name == trigger.value)
+
+
+class _NoModel:
+    """The model of an Actions run: the workflow calls its own; the hub never does."""
+
+    async def complete(self, messages: Sequence[Message], tools: Sequence[Tool] | None = None,
+                       response_format: dict[str, Any] | None = None) -> Completion:
+        raise RuntimeError("an Actions run calls its model in the workflow, not the hub")
 
 
 class _Redacted:

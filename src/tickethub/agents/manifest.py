@@ -38,6 +38,7 @@ class Scope(StrEnum):
     LABEL = "label"  # add or remove labels where the event came from
     OPEN_TICKET = "open_ticket"  # open a hub ticket under the run
     ASK_HUMAN = "ask_human"  # ask the owner a question (a hub ticket to them)
+    UPDATE_TASK = "update_task"  # close the hub (Agent Protocol) task behind the thread
 
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]{1,48}$")
@@ -95,6 +96,62 @@ class Limits:
     cost: float | None = None  # in the provider's currency, where it reports cost
 
 
+class RunnerKind(StrEnum):
+    HUB = "hub"  # the kernel calls the agent's ``run`` in the hub's process (default)
+    ACTIONS = "actions"  # a GitHub Actions workflow in the owner's repository runs it
+
+
+_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_WORKFLOW = re.compile(r"^[A-Za-z0-9_.-]+\.ya?ml$")
+
+
+@dataclass(frozen=True, slots=True)
+class Runner:
+    """Where the agent's code runs. ``actions``: the hub dispatches ``workflow`` (a file
+    under ``.github/workflows/``) in ``repo`` at ``ref`` and applies the result the
+    workflow posts back (``agents/runners/actions.py``)."""
+
+    kind: RunnerKind = RunnerKind.HUB
+    repo: str | None = None
+    workflow: str = "tickethub-agent.yml"
+    ref: str = "main"
+
+    @classmethod
+    def parse(cls, raw: Any) -> Runner:
+        """``"hub"``, ``"actions"`` (needs ``repo``) or an object with ``kind``,
+        ``repo``, ``workflow``, ``ref``."""
+        if raw is None:
+            return cls()
+        if isinstance(raw, str):
+            raw = {"kind": raw}
+        if not isinstance(raw, dict):
+            raise ValidationFailed("runner is 'hub' or an object {kind, repo, workflow, "
+                                   "ref}", field="manifest.runner")
+        unknown = set(raw) - {"kind", "repo", "workflow", "ref"}
+        if unknown:
+            raise ValidationFailed(f"unknown runner fields: {sorted(unknown)}",
+                                   field="manifest.runner")
+        try:
+            kind = RunnerKind(str(raw.get("kind", "hub")))
+        except ValueError:
+            raise ValidationFailed("runner kind is 'hub' or 'actions'",
+                                   field="manifest.runner.kind") from None
+        if kind is RunnerKind.HUB:
+            return cls()
+        repo = str(raw.get("repo") or "")
+        if not _REPO.match(repo):
+            raise ValidationFailed("an actions runner needs repo as OWNER/NAME",
+                                   field="manifest.runner.repo")
+        workflow = str(raw.get("workflow") or "tickethub-agent.yml")
+        if not _WORKFLOW.match(workflow):
+            raise ValidationFailed("workflow is a file name under .github/workflows/, "
+                                   "like tickethub-agent.yml", field="manifest.runner.workflow")
+        ref = str(raw.get("ref") or "main")
+        if not ref.strip() or any(c.isspace() for c in ref):
+            raise ValidationFailed("ref is a branch or tag name", field="manifest.runner.ref")
+        return cls(kind, repo, workflow, ref)
+
+
 @dataclass(frozen=True, slots=True)
 class Manifest:
     name: str
@@ -105,6 +162,7 @@ class Manifest:
     config_schema: dict[str, Any] | None = None
     limits: Limits = field(default_factory=Limits)
     context_chars: int = 12_000  # the size budget of the context given to the model
+    runner: Runner = field(default_factory=Runner)
 
     @classmethod
     def parse(cls, data: dict[str, Any]) -> Manifest:
@@ -140,7 +198,8 @@ class Manifest:
         return cls(name=name, description=str(data.get("description") or ""),
                    triggers=triggers, scopes=scopes, sensitive=sensitive,
                    config_schema=schema, limits=parsed_limits,
-                   context_chars=int(data.get("context_chars") or 12_000))
+                   context_chars=int(data.get("context_chars") or 12_000),
+                   runner=Runner.parse(data.get("runner")))
 
     def check_config(self, config: Any) -> None:
         """Raise ``ValidationFailed`` (naming the field under ``config``) unless

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -50,9 +51,21 @@ def load_key(data_dir: Path, configured: str | None) -> bytes:
 
 
 class SecretBox:
-    def __init__(self, key: bytes) -> None:
-        self._aead = ChaCha20Poly1305(key)
+    """Seals and opens secrets; ``key`` is the key or a function that loads it, called
+    on the first seal or open (so a hub whose people keep no secrets never makes a key
+    file)."""
+
+    def __init__(self, key: bytes | Callable[[], bytes]) -> None:
+        self._key = key
+        self._cipher: ChaCha20Poly1305 | None = None
         self._known: set[str] = set()
+
+    @property
+    def _aead(self) -> ChaCha20Poly1305:
+        if self._cipher is None:
+            key = self._key() if callable(self._key) else self._key
+            self._cipher = ChaCha20Poly1305(key)
+        return self._cipher
 
     def seal(self, owner: str, name: str, value: str) -> bytes:
         self._remember(value)

@@ -26,6 +26,10 @@ class TicketSurface:
         self._actor = actor
         self._via = via
 
+    @property
+    def ticket_id(self) -> int:
+        return self._ticket_id
+
     async def thread(self) -> list[Post]:
         ticket = await asyncio.to_thread(self._tickets.get, self._ticket_id)
         messages = await asyncio.to_thread(self._tickets.messages, self._ticket_id)

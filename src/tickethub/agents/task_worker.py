@@ -121,9 +121,11 @@ class _PendingStep:
     async def store(self) -> PostedStep | None:
         """Store the step if nobody did yet; the stored step (``None`` if it was stored
         together with its reply). Raises the write's error (e.g. a finished task)."""
-        if self._storing is None:
-            self._storing = asyncio.ensure_future(self._write(self.item))
-        return await asyncio.shield(self._storing)
+        storing = self._storing
+        if storing is None:
+            write: Awaitable[PostedStep | None] = self._write(self.item)
+            storing = self._storing = asyncio.ensure_future(write)
+        return await asyncio.shield(storing)
 
     async def reply(self, actor: Actor, text: str, data: Any) -> StepView:
         """Store the reply: with the step in one write if it is not stored yet."""

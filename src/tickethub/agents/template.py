@@ -92,11 +92,62 @@ async def test_someone_else_cannot_trigger_it() -> None:
         assert hub.surface.comments == []
 '''
 
+WORKFLOW = '''# Runs {name} for tickethub in this repository (the manifest's
+# "runner": {{"kind": "actions", "repo": "YOU/{name}"}}). The hub dispatches it with two
+# inputs only: its run id and a signed URL (short-lived, this run only, fetched once) for
+# the run's context. The agent's actions (comment, label, ask the owner, ...) go back to
+# the hub as a signed result; the hub applies them after checking the manifest's scopes,
+# the budget and the owner's approvals. So this workflow needs no write access at all.
+name: tickethub agent
+run-name: "tickethub run ${{{{ inputs.run_id }}}}"
+
+on:
+  workflow_dispatch:
+    inputs:
+      run_id:
+        description: "The hub's run id"
+        required: true
+      context_url:
+        description: "Signed, short-lived URL of the run's context"
+        required: true
+
+permissions:
+  contents: read  # checkout only; the hub does the writing
+
+concurrency:
+  group: tickethub-run-${{{{ inputs.run_id }}}}
+
+jobs:
+  run:
+    runs-on: ubuntu-latest
+    timeout-minutes: 10
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          persist-credentials: false
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.12"
+      - run: pip install .
+      - name: Fetch the context, run the agent, post the result
+        env:  # inputs through env, never spliced into the script
+          CONTEXT_URL: ${{{{ inputs.context_url }}}}
+          AGENT_LLM_BASE_URL: ${{{{ vars.AGENT_LLM_BASE_URL }}}}
+          AGENT_LLM_MODEL: ${{{{ vars.AGENT_LLM_MODEL }}}}
+          AGENT_LLM_API_KEY: ${{{{ secrets.AGENT_LLM_API_KEY }}}}
+        run: python -m tickethub.agents.runners.remote --agent {package}:agent
+'''
+
 README = '''# {name}
 
 A personal agent for tickethub. Test it: `pip install -e '.[dev]' && pytest`.
 Install it into the hub's environment (`pip install .`), then
 `tickethub agent install {name} --owner YOU --identity github=YOUR_LOGIN`.
+
+To run it in this repository's GitHub Actions instead of in the hub, add
+`"runner": {{"kind": "actions", "repo": "YOU/{name}"}}` to the manifest, push this
+project with `.github/workflows/tickethub-agent.yml`, and set the repository secret
+`AGENT_LLM_API_KEY` (and the variables `AGENT_LLM_BASE_URL`, `AGENT_LLM_MODEL`).
 '''
 
 
@@ -116,6 +167,7 @@ def new_project(name: str, parent: Path) -> Path:
         root / "README.md": README,
         root / "src" / package / "__init__.py": AGENT,
         root / "tests" / f"test_{package}.py": TESTS,
+        root / ".github" / "workflows" / "tickethub-agent.yml": WORKFLOW,
     }
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from tickethub.agents.audit import AuditTrail
 from tickethub.agents.budget import Budget
 from tickethub.agents.events import AgentEvent
 from tickethub.agents.manifest import Manifest, Scope
+from tickethub.agents.tasks import LinkedTasks
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import Ticket, TicketDraft
@@ -41,6 +42,9 @@ SPECS: dict[Scope, dict[str, Any]] = {
                         "required": ["title"]},
     Scope.ASK_HUMAN: {"description": "Ask the owner a question (a hub ticket to them).",
                       "properties": {"question": _TEXT}, "required": ["question"]},
+    Scope.UPDATE_TASK: {"description": "Mark the hub task linked to this thread (its "
+                        "Agent Protocol task) done, with a closing note as its output.",
+                        "properties": {"note": _TEXT}, "required": ["note"]},
 }
 
 
@@ -64,7 +68,8 @@ class ToolResult:
 class Toolbox:
     def __init__(self, *, manifest: Manifest, event: AgentEvent, actor: Actor, owner: str,
                  run_id: int, run_ticket: int, tickets: TicketService, bus: TicketSignals,
-                 budget: Budget, audit: AuditTrail, redact: Callable[[str], str]) -> None:
+                 budget: Budget, audit: AuditTrail, redact: Callable[[str], str],
+                 tasks: LinkedTasks | None = None) -> None:
         self._m = manifest
         self._event = event
         self._actor = actor
@@ -76,6 +81,7 @@ class Toolbox:
         self._budget = budget
         self._audit = audit
         self._redact = redact
+        self._tasks = tasks
         self.posted: list[str] = []  # comment ids this run posted
 
     def specs(self) -> list[dict[str, Any]]:
@@ -164,6 +170,12 @@ class Toolbox:
             remove = [str(x) for x in args.get("remove") or []]
             await surface.label(add, remove)
             return ToolResult(True, "labels changed", {"add": add, "remove": remove})
+        if scope is Scope.UPDATE_TASK:
+            if self._tasks is None:
+                raise LookupError("hub tasks are not reachable from this run")
+            done = await self._tasks.complete(self._owner, self._event,
+                                              self._redact(str(args["note"])))
+            return ToolResult(True, f"task ticket {done['ticket_id']} marked done", done)
         kind, title, body = ((Kind.TASK, str(args["title"]), str(args.get("body") or ""))
                              if scope is Scope.OPEN_TICKET else
                              (Kind.QUESTION, str(args["question"])[:200],

@@ -23,6 +23,7 @@ from tickethub.api import (
 )
 from tickethub.api import openai as openai_door
 from tickethub.api.deps import call
+from tickethub.api.hooks_agent_runs import router as agent_runs_hooks
 from tickethub.api.hooks_agents import router as agents_hooks
 from tickethub.api.limits import BodySizeLimit
 from tickethub.ops import request_id
@@ -84,6 +85,7 @@ def create_app(hub: HubRuntime) -> FastAPI:
     app.include_router(hooks_github.router)  # GitHub webhooks (channels/github)
     app.include_router(hooks_chat.router)  # chat webhooks (channels/chat_hooks)
     app.include_router(agents_hooks)  # events for personal agents (agents/)
+    app.include_router(agent_runs_hooks)  # Actions runs fetch context, post results
     app.include_router(agent_protocol.router)
     app.state.lifespan_hooks = [openai_door.lifespan, agent_protocol.lifespan]
     app.include_router(openai_door.router)

@@ -20,11 +20,15 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    and_,
+    delete,
     insert,
+    or_,
     select,
     update,
 )
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql.elements import ColumnElement
 
 from tickethub.domain.agent_runs import AgentInstallation, AgentRun, BudgetUse, RunStatus
 from tickethub.errors import Conflict, NotFound
@@ -44,6 +48,17 @@ agent_installations = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     UniqueConstraint("owner", "agent", name="uq_agent_installations_owner_agent"),
     Index("ix_agent_installations_agent", "agent"),  # routing reads by agent
+)
+
+# One row per (installation, channel): the owner's name there. Routing a command or a
+# mention reads only the installations whose owner wrote or was named (migration 0013).
+agent_identities = Table(
+    "agent_identities", metadata,
+    Column("installation_id", Integer, ForeignKey("agent_installations.id"),
+           primary_key=True),
+    Column("source", String(40), primary_key=True),
+    Column("name", String(200), nullable=False),
+    Index("ix_agent_identities_source_name", "source", "name"),
 )
 
 agent_runs = Table(
@@ -92,6 +107,16 @@ def _run(row: Any) -> AgentRun:
                               row.cost), row.error)
 
 
+def _save_identities(connection: Any, installation_id: int,
+                     identities: dict[str, str]) -> None:
+    connection.execute(delete(agent_identities).where(
+        agent_identities.c.installation_id == installation_id))
+    rows = [{"installation_id": installation_id, "source": source, "name": name}
+            for source, name in identities.items() if name]
+    if rows:
+        connection.execute(insert(agent_identities), rows)
+
+
 class SqlAgentStore:
     def __init__(self, store: SqlStore) -> None:
         self._store = store
@@ -105,6 +130,7 @@ class SqlAgentStore:
                 new_id = uow.connection.execute(insert(agent_installations).values(
                     owner=owner, agent=agent, config=config, identities=identities,
                     enabled=True, created_at=now, updated_at=now)).inserted_primary_key
+                _save_identities(uow.connection, _first(new_id), identities)
         except IntegrityError:
             raise Conflict(f"{owner} already has {agent} installed", field="agent") from None
         return self.installation(_first(new_id))
@@ -136,12 +162,38 @@ class SqlAgentStore:
         with self._store.read() as uow:
             return [_install(r) for r in uow.connection.execute(query)]
 
+    def routing_installations(self, owner: str | None, every: list[str],
+                              by_identity: list[str], source: str, names: list[str]
+                              ) -> list[AgentInstallation]:
+        """The enabled installations an event may trigger: all of the agents in
+        ``every`` (event and schedule triggers fire for anyone), and of the agents in
+        ``by_identity`` (commands, mentions) only those whose owner's identity on
+        ``source`` is one of ``names`` — an indexed read, so a stranger's command costs
+        no more than one lookup however many people installed the agent."""
+        c = agent_installations.c
+        wanted: list[ColumnElement[bool]] = []
+        if every:
+            wanted.append(c.agent.in_(every))
+        if by_identity and names:
+            named = select(agent_identities.c.installation_id).where(
+                agent_identities.c.source == source, agent_identities.c.name.in_(names))
+            wanted.append(and_(c.agent.in_(by_identity), c.id.in_(named)))
+        if not wanted:
+            return []
+        query = select(agent_installations).where(or_(*wanted), c.enabled.is_(True))
+        if owner is not None:
+            query = query.where(c.owner == owner)
+        with self._store.read() as uow:
+            return [_install(r) for r in uow.connection.execute(query.order_by(c.id))]
+
     def update_installation(self, installation_id: int, now: datetime, **fields: Any
                             ) -> AgentInstallation:
         with self._store.write() as uow:
             done = uow.connection.execute(update(agent_installations).where(
                 agent_installations.c.id == installation_id).values(updated_at=now,
                                                                     **fields)).rowcount
+            if done and "identities" in fields:
+                _save_identities(uow.connection, installation_id, fields["identities"])
         if not done:
             raise NotFound(f"no agent installation {installation_id}", field="installation")
         return self.installation(installation_id)
