@@ -1,15 +1,15 @@
 """request ids: the HTTP request that wrote each event (docs/operations.md)
 
-Revision ID: 0013_request_ids
-Revises: 0012_chat_conversations
+Revision ID: 0014_request_ids
+Revises: 0013_agent_identities
 Create Date: 2026-11-23
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0013_request_ids"
-down_revision = "0012_chat_conversations"
+revision = "0014_request_ids"
+down_revision = "0013_agent_identities"
 branch_labels = None
 depends_on = None
 
