@@ -156,3 +156,37 @@ def test_context_rendering_is_compact_and_capped() -> None:
     assert text.count("#1") >= 1 and "Root issue: #1" in text
     assert sum(1 for line in text.splitlines() if line.startswith("- #1")) <= 20
     assert all(len(line) < 250 for line in text.splitlines())
+
+
+def test_mail_eval_measures_a_model_on_labels(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`mail eval LABELS --mbox MAILBOX --extractor llm --model M`: the named model is asked
+    through the configured endpoint and the same metrics come out."""
+    from click.testing import CliRunner
+
+    from tickethub.cli.main import cli
+
+    box = tmp_path / "box.mbox"
+    box.write_bytes(b"From a@x Thu Jan  1 00:00:00 2026\n" + QUESTION + b"\n"
+                    b"From b@x Thu Jan  1 00:00:00 2026\n" + ANSWER + b"\n")
+    labels = tmp_path / "labels.json"
+    labels.write_text(json.dumps([
+        {"message_id": "<q@x>", "op": "add", "kind": "question"},
+        {"message_id": "<a@x>", "op": "answer", "target": "<q@x>", "new_status": "answered",
+         "evidence": "Send it SIGUSR1"}]))
+    monkeypatch.delenv("TICKETHUB_DATABASE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with ScriptedOpenAI(
+        ops({"op": "add", "kind": "question", "title": "Rotate nginx logs",
+             "evidence": "how do I rotate the nginx logs without a restart?"}),
+        lambda body: ops({"op": "answer", "target": issue_ids(body)[0],
+                          "evidence": "Send it SIGUSR1"}),
+    ) as server:
+        monkeypatch.setenv("TICKETHUB_MAIL_LLM_BASE_URL", server.base_url)
+        result = CliRunner().invoke(cli, ["mail", "eval", str(labels), "--mbox", str(box),
+                                          "--extractor", "llm", "--model", "my-model",
+                                          "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    scored = json.loads(result.stdout)
+    assert scored["op_accuracy"] == 1.0 and scored["target_accuracy"] == 1.0
+    assert scored["confusion"] == {"add": {"add": 1}, "answer": {"answer": 1}}
+    assert [r["model"] for r in server.requests] == ["my-model", "my-model"]
