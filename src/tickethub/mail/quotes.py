@@ -19,7 +19,8 @@ LANGUAGES = ("en", "de", "fr", "es", "zh")
 _QUOTED = re.compile(r"^\s*(>|\|>|[A-Za-z][\w.-]{0,14}>(\s|$))")  # "> ", "|> ", "Greg> "
 _SIGNATURE = re.compile(r"^(-- ?|--|__+|_{10,}|-{5,})$")
 _WROTE = re.compile(
-    r"^(.{0,120}\b(wrote|writes|said|schrieb|a écrit|escribió)\s*:?\s*|.*写道[:\uff1a]?)$",
+    r"^(.{0,120}\b(wrote|writes|said|mentioned|schrieb|a écrit|escribió)\s*:?\s*"
+    r"|.*写道[:\uff1a]?)$",
     re.IGNORECASE,
 )
 HEAD_CHARS = 2000
@@ -138,7 +139,7 @@ def _strip_lines(text: str) -> str:
     return "\n".join(kept[start:])
 
 
-_WROTE_ENDINGS = ("wrote", "writes", "said", "schrieb", "écrit", "escribió")
+_WROTE_ENDINGS = ("wrote", "writes", "said", "mentioned", "schrieb", "écrit", "escribió")
 
 
 def _maybe_wrote(line: str) -> bool:

@@ -62,6 +62,7 @@ REOPEN = _rx(  # the requester says the answer missed the point, even in a mail 
     r"\btried that\b", r"\bsame (error|problem)\b", r"\bnot what i meant\b",
     r"\bany other (idea|clue|suggestion|way)s?\b", r"\bi (ment|meant) (to say|that)\b",
     r"\bthat'?s not (what|it)\b", r"\bbut i (would like|want|need|have to)\b",
+    r"\bthanks\b[^.!?]{0,25}\bbut\b",
 )
 FAILED = _rx(  # ... or, in a mail that asks nothing, that it did not work
     r"\b(still|doesn't|does not|didn't|did not) (work|help|fix)", r"\bi just want to be sure\b",
@@ -89,6 +90,7 @@ TASK_ASK = _rx(
     r"\bi('ve| have) fixed it with\b",
     r"\btraceback\b", r"\bis this related to your\b", r"\bregression\b",
     r"\bgetting (slower|worse)\b", r"\bit'?s (now )?time to\b", r"\bi propose\b",
+    r"\bam i the only one\b",
     r"\b(can|could) you (please )?(atach|attach|send|upload|put up|rebuild)\b",
 )
 QUESTION_CUE = _rx(
@@ -100,7 +102,9 @@ QUESTION_CUE = _rx(
     r"\b(can|could) (anyone|anybody|someone|somebody)\b", r"\bany help\b",
     r"\bplease advise\b", r"\bi have a problem\b", r"\bi'?m having (a )?(problem|trouble)",
     r"\bnot sure (how|what|why|where)\b", r"\bi can'?t (figure|work) out\b", r"\bstumped\b",
+    r"\b(someone|anyone|anybody|somebody) knows\b",
 )
+WILL_TRY = _rx(r"\bi'?ll (try|give (it|that) a)\b", r"\bi ?will (try|give (it|that) a)\b")
 # In a reply, a question that asks for help (not a debating point or a rhetorical one).
 HOWTO = _rx(
     r"\bis there (a|an|any) (\w+ )?(way|tool|option|command|program|package|setting)\b",
@@ -122,6 +126,14 @@ ANSWER_CUE = _rx(
 NEW_PROBLEM = _rx(  # after "that fixed it": the next problem
     r"\bnow i('m| am)? (get|getting|see|seeing)\b", r"\banother (error|traceback|problem|bug)\b",
     r"\bwhen i (then )?(run|ran|try|tried)\b.*\b(error|fail)")
+NOT_ANSWER = _rx(r"\bme too\b", r"\bsame here\b", r"\bplease post\b",
+                 r"\blet (me|us) know\b", r"\bi'?d (also )?like to know\b")
+# A question someone asks for themselves (not "how do you feed procmail?" to the asker).
+SELF = re.compile(r"\b(i|i'm|i've|we|my|me|our|any(one|body)|some(one|body))\b")
+# A question that asks (not "Pretty simple huh?"): a pronoun, or a wh- or auxiliary start.
+REAL_QUESTION = re.compile(
+    r"\b(i|we|my|me|you|your|any(one|body)|some(one|body)|any)\b|^\W*(how|what|why|where|"
+    r"when|which|who|is|are|can|could|does|do|did|should|would|will|has|have|isn'?t)\b")
 SUGGEST = _rx(  # a suggestion, even phrased as a question ("Put them in a scripts folder?")
     r"\b(what|how) about\b", r"\bhave you tried\b", r"\bdid you try\b", r"\bwhy not\b",
     r"\bhave you (looked at|considered|checked)\b",
@@ -160,7 +172,8 @@ class RulesExtractor:
         is_requester = _same_person(mail.from_addr, target.raised_by)
         ops = self._follow_up(target, is_requester, sentences)
         if not is_requester and not _first_hit(ANSWER_CUE, sentences) and \
-                not _first_hit(SUGGEST, sentences) and (ask := _howto_question(sentences)) \
+                not _first_hit(SUGGEST, sentences) and not _clarifying(sentences) and \
+                (ask := _howto_question(sentences)) and _for_oneself(ask) \
                 and all(o.op in ("ignore", "answer") for o in ops):
             # someone else's new question in the thread, with nothing in it that answers
             return [_add_reply("question", ask)]
@@ -175,7 +188,9 @@ class RulesExtractor:
     def _first(self, mail: ParsedMail, sentences: list[str],
                context: MailContext) -> list[Operation]:
         task = _first_hit(TASK_ASK, sentences)
-        if ANNOUNCE.search(mail.subject.lower()) or _first_hit(ANNOUNCE, sentences[:3]):
+        subject = mail.subject.lower().rstrip()
+        if (ANNOUNCE.search(subject) and not subject.endswith("?")) or (
+                _first_hit(ANNOUNCE, sentences[:3]) and not _howto_question(sentences)):
             return [Operation(op="ignore")]  # announcements are not asks, even "please upgrade"
         if context.is_reply and not context.new_topic:
             # A reply in a thread that raised nothing: only a clear new ask is an issue.
@@ -188,7 +203,9 @@ class RulesExtractor:
             return [Operation(op="ignore")]
         if task is not None:
             return [_add("task", mail, task)]
-        question = _last_question(sentences) or _first_hit(QUESTION_CUE, sentences)
+        question = next((s for s in sentences if s.rstrip().endswith("?") and
+                         len(s.split()) >= 3 and REAL_QUESTION.search(s.lower())), None) or \
+            _first_hit(QUESTION_CUE, sentences)
         if question is None and mail.subject.rstrip().endswith("?"):
             question = next((s for s in sentences if len(s.split()) >= 4), None)
         if question is not None:
@@ -224,7 +241,8 @@ class RulesExtractor:
                                   evidence=hit)]
         if target.status in ("answered", "done") and (hit := _first_hit(REOPEN, sentences)):
             return [Operation(op="status", target=target.id, new_status="open", evidence=hit)]
-        if target.status in ("answered", "done") and not _has_question(sentences):
+        if target.status in ("answered", "done") and not _has_question(sentences) and \
+                not _first_hit(WILL_TRY, sentences):  # "thanks, I'll try that" changes nothing
             hit = _first_hit(FAILED, sentences)
             if target.kind == "question" and len(" ".join(sentences)) > 200:
                 hit = sentences[0]  # a restatement of the question after an answer
@@ -255,10 +273,12 @@ class RulesExtractor:
             return [Operation(op="answer", target=target.id, evidence=hit)]
         if hit := _first_hit(ANSWER_CUE, sentences):
             return [Operation(op="answer", target=target.id, evidence=hit)]
-        if _has_question(sentences) and (_first_hit(CLARIFY, sentences) or
-                                         all(s.rstrip().endswith("?") for s in sentences)):
-            return [Operation(op="ignore")]
         substantive = [s for s in sentences if len(s.split()) >= 4]
+        if _has_question(sentences) and (_first_hit(CLARIFY, sentences) or
+                                         all(s.rstrip().endswith("?") for s in substantive)):
+            return [Operation(op="ignore")]
+        if len(substantive) <= 2 and _first_hit(NOT_ANSWER, sentences):
+            return [Operation(op="ignore")]  # "me too", "please post a link!"
         if substantive:
             return [Operation(op="answer", target=target.id, evidence=substantive[0])]
         return [Operation(op="ignore")]
@@ -310,12 +330,17 @@ def _clean(text: str) -> str:
         if _DASH_SIGNATURE.match(lines[i]):
             lines = lines[:i]
             break
+    for i in range(max(1, len(lines) - 15), len(lines)):  # a signature boxed in "====="
+        if _RULE_LINE.match(lines[i]):
+            lines = lines[:i]
+            break
     if not _LIST_FOOTER.search(text.lower()):
         return "\n".join(lines)
     return "\n".join(line for line in lines if not _LIST_FOOTER.search(line.lower()))
 
 
 _DASH_SIGNATURE = re.compile(r"^\s*--[^\W\d_]")
+_RULE_LINE = re.compile(r"^\s*(={10,}|\*{10,}|#{10,})\s*$")
 
 
 class Sentences(list[str]):
@@ -372,6 +397,15 @@ def _negated(pattern: re.Pattern[str], sentence: str) -> bool:
     if found is None:
         return False
     return bool(NEGATED.search(lowered[max(0, found.start() - 25):found.end() + 40]))
+
+
+def _for_oneself(question: str) -> bool:
+    """"Is there a way to ...?", "how can I ...?" — not "how do you feed procmail?"."""
+    lowered = question.lower()
+    return bool(SELF.search(lowered)) or not _YOU.search(lowered)
+
+
+_YOU = re.compile(r"\byou(r)?\b")
 
 
 def _clarifying(sentences: list[str]) -> bool:
