@@ -10,6 +10,7 @@ tasks. A mail that is text from outside is only ever matched, never obeyed.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 
@@ -171,7 +172,8 @@ class RulesExtractor:
             return self._first(mail, sentences, context)
         is_requester = _same_person(mail.from_addr, target.raised_by)
         ops = self._follow_up(target, is_requester, sentences)
-        if not is_requester and not _first_hit(ANSWER_CUE, sentences) and \
+        if not is_requester and _has_question(sentences) and \
+                not _first_hit(ANSWER_CUE, sentences) and \
                 not _first_hit(SUGGEST, sentences) and not _clarifying(sentences) and \
                 (ask := _howto_question(sentences)) and _for_oneself(ask) \
                 and all(o.op in ("ignore", "answer") for o in ops):
@@ -351,6 +353,23 @@ class Sentences(list[str]):
         super().__init__(items)
         self.lowered = [s.lower() for s in self]
         self.joined = "\n".join(self.lowered)
+        self.starts: list[int] = []
+        at = 0
+        for lowered in self.lowered:
+            self.starts.append(at)
+            at += len(lowered) + 1
+
+    def first_from(self, pattern: re.Pattern[str]) -> int | None:
+        """Index of the first sentence the cue matches in, found with one search of the
+        joined text (then confirmed on the sentence alone), or None."""
+        found = pattern.search(self.joined)
+        if found is None:
+            return None
+        index = bisect.bisect_right(self.starts, found.start()) - 1
+        for i in range(index, len(self)):  # a cue that spanned a line break: look on
+            if pattern.search(self.lowered[i]):
+                return i
+        return None
 
     def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
         if isinstance(index, slice):
@@ -369,12 +388,8 @@ def _sentences(text: str) -> Sentences:
 
 def _first_hit(pattern: re.Pattern[str], sentences: Iterable[str]) -> str | None:
     if isinstance(sentences, Sentences):
-        if not pattern.search(sentences.joined):
-            return None
-        for sentence, lowered in zip(sentences, sentences.lowered, strict=True):
-            if pattern.search(lowered):
-                return sentence
-        return None
+        index = sentences.first_from(pattern)
+        return None if index is None else sentences[index]
     for sentence in sentences:
         if pattern.search(sentence.lower()):
             return sentence
@@ -382,11 +397,13 @@ def _first_hit(pattern: re.Pattern[str], sentences: Iterable[str]) -> str | None
 
 
 def _hits(pattern: re.Pattern[str], sentences: Sentences) -> Iterable[str]:
-    if not pattern.search(sentences.joined):
+    index = sentences.first_from(pattern)
+    if index is None:
         return
-    for sentence, lowered in zip(sentences, sentences.lowered, strict=True):
-        if pattern.search(lowered):
-            yield sentence
+    yield sentences[index]
+    for i in range(index + 1, len(sentences)):
+        if pattern.search(sentences.lowered[i]):
+            yield sentences[i]
 
 
 def _negated(pattern: re.Pattern[str], sentence: str) -> bool:
