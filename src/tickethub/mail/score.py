@@ -87,11 +87,11 @@ def score(tree: dict[str, Any], labels: list[dict[str, Any]],
         got = "+".join(sorted(product_ops.get(mid) or {"ignore"}))
         confusion[label["op"]][got] += 1
     problems: dict[str, list[str]] = defaultdict(list)
-    for mid, gold in gold_ops.items():
-        got = product_ops.get(mid) or {"ignore"}
-        if not got <= gold:
-            problems[mid].append(f"op: gold {'/'.join(sorted(gold))}, "
-                                 f"product {'+'.join(sorted(got))}")
+    for mid, wanted in gold_ops.items():
+        recorded = product_ops.get(mid) or {"ignore"}
+        if not recorded <= wanted:
+            problems[mid].append(f"op: gold {'/'.join(sorted(wanted))}, "
+                                 f"product {'+'.join(sorted(recorded))}")
     for mid, op, target in sorted(gold_targets - product_targets):
         if op in product_ops.get(mid, set()):
             problems[mid].append(f"target: {op} should be on {target}")

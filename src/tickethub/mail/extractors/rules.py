@@ -396,7 +396,10 @@ def _first_hit(pattern: re.Pattern[str], sentences: Iterable[str]) -> str | None
     return None
 
 
-def _hits(pattern: re.Pattern[str], sentences: Sentences) -> Iterable[str]:
+def _hits(pattern: re.Pattern[str], sentences: list[str]) -> Iterable[str]:
+    if not isinstance(sentences, Sentences):
+        yield from (s for s in sentences if pattern.search(s.lower()))
+        return
     index = sentences.first_from(pattern)
     if index is None:
         return
