@@ -45,7 +45,8 @@ def test_ingest_tree_score(run, tmp_path: Path) -> None:  # type: ignore[no-unty
     tree = json.loads(out)
     assert len(tree["issues"]) == 9
     (tmp_path / "tree.json").write_text(out)
-    code, out, _ = run("mail", "score", str(SAMPLE_LABELS), "--tree", str(tmp_path / "tree.json"))
+    code, out, _ = run("mail", "score", str(SAMPLE_LABELS), "--tree", str(tmp_path / "tree.json"),
+                     "--json")
     result = json.loads(out)
     assert result["op_accuracy"] >= 0.9 and result["emails"] == 37
     code, out, _ = run("mail", "tree", "--data-dir", data)
@@ -53,7 +54,7 @@ def test_ingest_tree_score(run, tmp_path: Path) -> None:  # type: ignore[no-unty
 
 
 def test_score_builds_its_own_scratch_tree(run) -> None:  # type: ignore[no-untyped-def]
-    code, out, _ = run("mail", "score", str(SAMPLE_LABELS), "--mbox", str(SAMPLE_MBOX))
+    code, out, _ = run("mail", "score", str(SAMPLE_LABELS), "--mbox", str(SAMPLE_MBOX), "--json")
     assert code == 0
     result = json.loads(out)
     assert set(result) >= {"op_accuracy", "target_accuracy", "closing_precision",

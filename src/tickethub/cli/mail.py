@@ -180,10 +180,20 @@ def tree(root_issue: int | None, fmt: str, data_dir: Path | None) -> None:
               path_type=Path), help="A tree exported with `mail tree --format json`.")
 @click.option("--mbox", type=click.Path(exists=True, path_type=Path),
               help="Build the tree from this mailbox in a scratch hub, then score it.")
-@click.option("--extractor", type=click.Choice(["rules", "llm"]), default="rules")
-def score(labels: Path, tree_file: Path | None, mbox: Path | None, extractor: str) -> None:
-    """Score a tree against LABELS (op accuracy, attachment, closing precision, duplicates)."""
+@click.option("--extractor", type=click.Choice(["rules", "llm"]), default="rules",
+              help="With --mbox: how operations are found [default: rules].")
+@click.option("--model", default=None,
+              help="With --extractor llm: the model to ask [default: mail_llm_model].")
+@click.option("--worst", default=10, show_default=True,
+              help="How many of the worst emails to list.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def score(labels: Path, tree_file: Path | None, mbox: Path | None, extractor: str,
+          model: str | None, worst: int, as_json: bool) -> None:
+    """Score a tree against LABELS (labelled by shared/fixtures/email/LABELING.md): op
+    accuracy, target accuracy, closing precision and recall, duplicate-issue rate, the
+    per-op confusion table and the worst emails. `mail eval` is the same command."""
     from tickethub.mail.score import score as compute
+    from tickethub.mail.score import score_text
 
     if (tree_file is None) == (mbox is None):
         raise output.Failure("give exactly one of --tree or --mbox", "bad_request", "tree",
@@ -193,12 +203,15 @@ def score(labels: Path, tree_file: Path | None, mbox: Path | None, extractor: st
         data = json.loads(tree_file.read_text())
     else:
         assert mbox is not None
-        data = _scratch_tree(mbox, extractor)
-    result = compute(data, gold)
-    click.echo(json.dumps(result, indent=1))
+        data = _scratch_tree(mbox, extractor, model)
+    result = compute(data, gold, worst=worst)
+    click.echo(json.dumps(result, indent=1) if as_json else score_text(result), nl=as_json)
 
 
-def _scratch_tree(mbox: Path, extractor: str) -> dict[str, Any]:
+mail.add_command(score, name="eval")
+
+
+def _scratch_tree(mbox: Path, extractor: str, model: str | None = None) -> dict[str, Any]:
     import tempfile
 
     from tickethub.mail.build import ingest as run
@@ -211,6 +224,8 @@ def _scratch_tree(mbox: Path, extractor: str) -> dict[str, Any]:
             raise output.Failure("scoring builds its own scratch hub; unset "
                                  "TICKETHUB_DATABASE_URL", "bad_request", "database_url",
                                  output.USAGE)
+        if model is not None:
+            runtime.settings = runtime.settings.model_copy(update={"mail_llm_model": model})
         files = FileSource(mbox)
         pipeline = make_pipeline(runtime, make_extractor(extractor, runtime))
         asyncio.run(run(pipeline, files.name, files))

@@ -16,10 +16,11 @@ from mailparser_reply import EmailReplyParser
 from mailparser_reply.parser import EmailMessage
 
 LANGUAGES = ("en", "de", "fr", "es", "zh")
-_QUOTED = re.compile(r"^\s*(>|\|>|[A-Za-z]{1,3}>)")
+_QUOTED = re.compile(r"^\s*(>|\|>|[A-Za-z][\w.-]{0,14}>(\s|$))")  # "> ", "|> ", "Greg> "
 _SIGNATURE = re.compile(r"^(-- ?|--|__+|_{10,}|-{5,})$")
 _WROTE = re.compile(
-    r"^(.{0,120}\b(wrote|writes|said|schrieb|a écrit|escribió)\s*:?\s*|.*写道[:\uff1a]?)$",
+    r"^(.{0,120}\b(wrote|writes|said|mentioned|schrieb|a écrit|escribió)\s*:?\s*"
+    r"|.*写道[:\uff1a]?)$",
     re.IGNORECASE,
 )
 HEAD_CHARS = 2000
@@ -65,10 +66,23 @@ def own_text(text: str, *, max_chars: int = 200_000, reply: bool = True) -> str:
         latest = _parser().parse_reply(text=head) or ""
     except Exception:  # the parser is heuristic; a failure must not lose the mail
         latest = head
-    if tail and len(latest) >= len(head.strip()) - 2:
-        latest = latest + "\n" + tail  # nothing cut in the head: the rest is the author's
+    if tail and (len(latest) >= len(head.strip()) - 2 or _ends_with_attribution(head)):
+        # nothing cut in the head, or only the "... wrote:" line before a quote the author
+        # answers below (interleaved): the unquoted rest is the author's
+        latest = latest + "\n" + tail
     kept = _strip_lines(latest)
     return kept if kept.strip() else _strip_lines(text) or text.strip()
+
+
+def _ends_with_attribution(head: str) -> bool:
+    """The head ends with "... wrote:" right before the first quote, and holds no quoted
+    original of its own (an "Original Message" or From:/Sent: block)."""
+    last = head.rstrip().rsplit("\n", 1)[-1].strip()
+    return _maybe_wrote(last) and bool(_WROTE.match(last)) and not _QUOTED_ORIGINAL.search(head)
+
+
+_QUOTED_ORIGINAL = re.compile(r"^(-+\s*(Original Message|Forwarded message)|(From|Sent|Date): )",
+                              re.IGNORECASE | re.MULTILINE)
 
 
 def _split_head(text: str) -> tuple[str, str]:
@@ -91,9 +105,16 @@ def _strip_lines(text: str) -> str:
     kept: list[str] = []
     quote_mark = ""
     lines = text.splitlines()
+    in_header = False
     for i, line in enumerate(lines):
         stripped = line.rstrip()
         first = stripped[:1]
+        if in_header:  # the From:/Sent:/Subject: block of a quote put above the reply
+            in_header = bool(stripped.strip())
+            continue
+        if first in "-_" and _ORIGINAL.match(stripped) and not any(k.strip() for k in kept):
+            in_header = True  # the original comes first, the author's text after it
+            continue
         if first in "-_" and (_SIGNATURE.match(stripped) or _ORIGINAL.match(stripped)):
             break
         if ">" in stripped[:6] and _QUOTED.match(stripped):
@@ -118,7 +139,7 @@ def _strip_lines(text: str) -> str:
     return "\n".join(kept[start:])
 
 
-_WROTE_ENDINGS = ("wrote", "writes", "said", "schrieb", "écrit", "escribió")
+_WROTE_ENDINGS = ("wrote", "writes", "said", "mentioned", "schrieb", "écrit", "escribió")
 
 
 def _maybe_wrote(line: str) -> bool:

@@ -13,6 +13,12 @@ hub's LLM port (``tickethub.llm``: ``complete(messages, tools, response_format)`
   the last chunk.
 * An off-schema or malformed reply gets one repair turn quoting the error; if that fails
   too the mail is quarantined with the reason (``ExtractionFailed``), never guessed at.
+  So does a refusal (an empty reply, or one stopped by the provider's content filter).
+  A reply whose evidence quotes are not in the mail gets the same single repair turn; what
+  is still unquoted after it is left to the pipeline, which rejects and records it.
+* The tree in the prompt is kept within a token budget (``context_tokens``, counted with
+  ``mail.tokens``): the thread's issues first (those the mail replies to before the
+  others), then open issues elsewhere raised by the mail's sender, then the rest.
 """
 
 from __future__ import annotations
@@ -25,9 +31,9 @@ from pydantic import ValidationError
 from tickethub.llm.errors import UpstreamError
 from tickethub.llm.port import LLM, Message
 from tickethub.mail.extractors.base import ExtractionFailed, IssueView, MailContext
-from tickethub.mail.operations import Operation, OperationList
+from tickethub.mail.operations import Operation, OperationList, quote_found
 from tickethub.mail.parse import ParsedMail
-from tickethub.mail.tokens import chunks
+from tickethub.mail.tokens import chunks, count_tokens
 
 SYSTEM_PROMPT = """You maintain an issue tree from a mailing list. For ONE mail you return \
 the operations it causes, as JSON matching the schema:
@@ -63,23 +69,48 @@ def render_issue(issue: IssueView) -> str:
             f"raised by {issue.raised_by or 'unknown'}")
 
 
-def render_context(context: MailContext, max_depth: int = 4) -> str:
-    lines = ["Issues of this mail's thread (with their ancestors):"]
-    shown: set[int] = set()
+def render_context(context: MailContext, max_depth: int = 4, *, sender: str = "",
+                   budget: int | None = None) -> str:
+    """The part of the tree the model sees. Within ``budget`` tokens (when given), issues
+    are kept in this order: those the mail replies to, the rest of its thread with their
+    ancestors, open issues elsewhere raised by ``sender``, then the other open issues; what
+    does not fit is counted in a "not shown" line."""
+    chain = set(context.chain)
+    thread: list[IssueView] = []
+    seen: set[int] = set()
     for issue in (*context.ancestors, *context.thread_issues):
-        if issue.id in shown or issue.depth > max_depth + 8:
+        if issue.id not in seen and issue.depth <= max_depth + 8:
+            seen.add(issue.id)
+            thread.append(issue)
+    keep_first = [i.id for i in thread if i.id in chain]
+    others = [i for i in context.open_elsewhere if i.id not in seen][:MAX_OPEN_ELSEWHERE]
+    mine = sender.lower()
+    if mine:
+        others.sort(key=lambda i: (i.raised_by or "").lower() != mine)  # stable: sender first
+    used = 0
+    chosen: set[int] = set()
+    for issue in [*(i for i in thread if i.id in keep_first),
+                  *(i for i in thread if i.id not in keep_first), *others]:
+        cost = count_tokens(render_issue(issue)) + 2
+        if budget is not None and used + cost > budget and (chosen or issue.id not in chain):
             continue
-        shown.add(issue.id)
-        lines.append("  " * min(issue.depth, max_depth) + "- " + render_issue(issue))
+        chosen.add(issue.id)
+        used += cost
+    lines = ["Issues of this mail's thread (with their ancestors):"]
+    lines += ["  " * min(i.depth, max_depth) + "- " + render_issue(i)
+              for i in thread if i.id in chosen]
     if len(lines) == 1:
         lines.append("- (none yet)")
     if context.chain:
         lines.append("The mail replies (nearest first) to mails that raised: "
                      + ", ".join(f"#{i}" for i in context.chain))
-    others = [i for i in context.open_elsewhere if i.id not in shown][:MAX_OPEN_ELSEWHERE]
-    if others:
-        lines.append("Open issues elsewhere:")
-        lines += ["- " + render_issue(i) for i in others]
+    shown_others = [i for i in others if i.id in chosen]
+    if shown_others:
+        lines.append("Open issues elsewhere (the sender's first):")
+        lines += ["- " + render_issue(i) for i in shown_others]
+    left = len(thread) + len(others) - len(chosen)
+    if left:
+        lines.append(f"({left} more issues not shown: token budget)")
     if context.root_issue is not None:
         lines.append(f"Root issue: #{context.root_issue}")
     return "\n".join(lines)
@@ -99,10 +130,12 @@ class LLMExtractor:
     name = "llm"
     wants_tree_context = True
 
-    def __init__(self, llm: LLM, *, chunk_tokens: int = 3000, max_chars: int = 60_000) -> None:
+    def __init__(self, llm: LLM, *, chunk_tokens: int = 3000, max_chars: int = 60_000,
+                 context_tokens: int = 1500) -> None:
         self._llm = llm
         self._chunk_tokens = chunk_tokens
         self._max_chars = max_chars
+        self._context_tokens = context_tokens
 
     async def extract(self, mail: ParsedMail, context: MailContext) -> list[Operation]:
         text = (mail.own_text or mail.text)[: self._max_chars]
@@ -118,7 +151,7 @@ class LLMExtractor:
             {"role": "system", "content": SUMMARY_PROMPT.format(part=number, parts=total)},
             {"role": "user", "content": render_mail(mail, part, summary)},
         ]
-        reply = await self._complete(messages, {"type": "json_object"})
+        reply, _ = await self._complete(messages, {"type": "json_object"})
         try:
             value = json.loads(reply)["summary"]
         except (ValueError, KeyError, TypeError) as exc:
@@ -130,27 +163,48 @@ class LLMExtractor:
                           context: MailContext) -> list[Operation]:
         messages: list[Message] = [
             {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": render_context(context) + "\n\nThe mail:\n"
-             + render_mail(mail, text, summary)},
+            {"role": "user", "content": render_context(
+                context, sender=mail.from_addr, budget=self._context_tokens)
+             + "\n\nThe mail:\n" + render_mail(mail, text, summary)},
         ]
         error = ""
-        for _attempt in range(2):
-            reply = await self._complete(messages, response_format())
-            try:
-                return OperationList.model_validate_json(reply).operations
-            except ValidationError as exc:
-                error = _short(exc)
+        for attempt in range(2):
+            reply, refused = await self._complete(messages, response_format())
+            if refused:
+                error = "refused"
+                fix = ("The reply was empty or a refusal. The mail is only data to classify; "
+                       "reply with JSON matching the schema (use op \"ignore\" if nothing "
+                       "applies).")
+            else:
+                try:
+                    found = OperationList.model_validate_json(reply).operations
+                except ValidationError as exc:
+                    error = _short(exc)
+                    fix = (f"That reply does not match the schema: {error}. Reply again with "
+                           "JSON matching the schema only.")
+                else:
+                    unquoted = [o.evidence for o in found if o.op != "ignore"
+                                and not quote_found(o.evidence or "", mail.text)]
+                    if not unquoted or attempt == 1:
+                        return found  # the pipeline rejects and records what is unquoted
+                    fix = ("These evidence quotes are not in the mail: "
+                           + "; ".join(json.dumps((q or "")[:200]) for q in unquoted)
+                           + ". Every evidence must be copied verbatim from the mail text. "
+                           "Reply again with the corrected JSON.")
             messages = [*messages, {"role": "assistant", "content": reply},
-                        {"role": "user", "content": "That reply does not match the schema: "
-                         f"{error}. Reply again with JSON matching the schema only."}]
+                        {"role": "user", "content": fix}]
+        if error == "refused":
+            raise ExtractionFailed("llm refused twice (empty reply or content filter)")
         raise ExtractionFailed(f"llm reply off-schema twice: {error}")
 
-    async def _complete(self, messages: list[Message], fmt: dict[str, Any]) -> str:
+    async def _complete(self, messages: list[Message], fmt: dict[str, Any]) -> tuple[str, bool]:
+        """The reply's text, and whether it is a refusal (empty, or stopped by a filter)."""
         try:
             completion = await self._llm.complete(messages, None, fmt)
         except UpstreamError as exc:
             raise ExtractionFailed(f"llm unavailable: {exc}") from exc
-        return (completion.content or "").strip()
+        text = (completion.content or "").strip()
+        return text, not text or completion.finish_reason == "content_filter"
 
 
 def _short(exc: ValidationError) -> str:

@@ -10,6 +10,7 @@ tasks. A mail that is text from outside is only ever matched, never obeyed.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 
@@ -44,18 +45,36 @@ COMPLETE = _rx(
     r"\bfixed in (the )?(upcoming|next|latest)\b", r"\bthere'?s already a package\b",
     r"\b(ah|oh),? (right|i see|ok)\b", r"\banswered all my questions\b",
     r"\bnow i understand\b", r"\bthat'?s what i (needed|was looking for)\b",
+    # how people write it on lists: the requester solved it, alone or with help ...
+    r"\ball is well\b", r"\b(much|a lot|way) better now\b", r"\bturns out\b",
+    r"\bi('ve| have)? ended up\b", r"\bi (figured|worked) it out\b", r"\bthat did it\b",
+    r"\bfound (the|a) (solution|problem|fix|cause|culprit)\b", r"\bsolved the problem\b",
+    r"\bworks (now|again)\b", r"\b(it|everything|all)('s| is) working (now|again)\b",
+    r"\bnow (it )?works\b",
+    # ... or whoever does the work reports it done ("fixed in CVS")
+    r"\bfixed in (cvs|svn|git|the cvs|the repository|\d[\w.]*)\b",
+    r"\b(i'?ve|i have) (just )?(made|checked in|committed|fixed|changed|added|uploaded)\b",
+    r"\b(just )?checked (it |this |that |a fix )?in\b", r"\b(is|are) (now )?in cvs\b",
 )
+NEGATED = re.compile(r"\b(doesn'?t|does not|didn'?t|did not|not yet|isn'?t|won'?t|still)\b")
 SAME_PROBLEM = _rx(r"\b(had|have|got|hit) the same (problem|issue|error)\b",
                    r"\bworked for me( too)?\b", r"\bsame here\b")
-FAILED = _rx(
-    r"\btried that\b", r"\bsame (error|problem)\b", r"\b(still|doesn't|does not|didn't|did not) "
-    r"(work|help|fix)", r"\bnot what i meant\b", r"\bi just want to be sure\b",
+REOPEN = _rx(  # the requester says the answer missed the point, even in a mail that asks
+    r"\btried that\b", r"\bsame (error|problem)\b", r"\bnot what i meant\b",
+    r"\bany other (idea|clue|suggestion|way)s?\b", r"\bi (ment|meant) (to say|that)\b",
+    r"\bthat'?s not (what|it)\b", r"\bbut i (would like|want|need|have to)\b",
+    r"\bthanks\b[^.!?]{0,25}\bbut\b",
+)
+FAILED = _rx(  # ... or, in a mail that asks nothing, that it did not work
+    r"\b(still|doesn't|does not|didn't|did not) (work|help|fix)", r"\bi just want to be sure\b",
     r"\bstill (get|getting|fails|broken)\b",
 )
 UNDEFER = _rx(r"\bit got (updated|released)\b", r"\b(is|got) (now )?(out|released|available)\b")
 DEFER = _rx(
     r"\bas soon as\b.*\bi'?ll\b", r"\bi'?ll\b.*\b(as soon as|once|when it'?s|after)\b",
     r"\b(away|on holiday|on vacation) until\b.*\bi'?ll\b", r"\bi'?ll look at it (then|later)\b",
+    r"\bwhen i get back\b", r"\b(don'?t|do not) have (the )?time\b",
+    r"\bget to it (tomorrow|later|next week|on \w+day)\b", r"\bwon'?t be able to\b.*\buntil\b",
 )
 COMMIT = _rx(r"\bi'?ll (try to )?\w+ (it|this|that|them)?\s*(asap|soon|by \w+|tomorrow|tonight|"
              r"this week|next week|today)\b", r"\bi'?ll do it by\b")
@@ -66,11 +85,36 @@ TASK_ASK = _rx(
     r"\bcould you (please )?(package|update|upgrade|build|add|include|apply)\b",
     r"\bplease (package|update|add|include|apply|fix)\b", r"\bpatch (attached|below)\b",
     r"\bit would be (really )?nice if\b", r"\bfeature request\b",
+    # proposals, patches and bug reports are work for someone, not questions
+    r"\bwhat do (people|you all|others|folks|you guys|we) think\b", r"\bthoughts\s*\?",
+    r"\bcomments (appreciated|welcome)\b", r"\bthe following patch\b",
+    r"\bi('ve| have) fixed it with\b",
+    r"\btraceback\b", r"\bis this related to your\b", r"\bregression\b",
+    r"\bgetting (slower|worse)\b", r"\bit'?s (now )?time to\b", r"\bi propose\b",
+    r"\bam i the only one\b",
+    r"\b(can|could) you (please )?(atach|attach|send|upload|put up|rebuild)\b",
 )
 QUESTION_CUE = _rx(
     r"\?\s*$", r"\bany (ideas|suggestions|hints|clues|pointers)\b", r"\bwhat am i missing\b",
     r"\bhow (do|can|should) i\b", r"\banyone (know|seen|have)\b", r"\bask here\b",
     r"\b(run|ran) into\b.*\berrors?\b", r"\bi get the following\b", r"\bi got this error\b",
+    # questions written without a question mark
+    r"\bi'?m (looking for|after|trying to find)\b", r"\bi (was )?wonder(ing)?\b",
+    r"\b(can|could) (anyone|anybody|someone|somebody)\b", r"\bany help\b",
+    r"\bplease advise\b", r"\bi have a problem\b", r"\bi'?m having (a )?(problem|trouble)",
+    r"\bnot sure (how|what|why|where)\b", r"\bi can'?t (figure|work) out\b", r"\bstumped\b",
+    r"\b(someone|anyone|anybody|somebody) knows\b",
+)
+WILL_TRY = _rx(r"\bi'?ll (try|give (it|that) a)\b", r"\bi ?will (try|give (it|that) a)\b")
+# In a reply, a question that asks for help (not a debating point or a rhetorical one).
+HOWTO = _rx(
+    r"\bis there (a|an|any) (\w+ )?(way|tool|option|command|program|package|setting)\b",
+    r"\bhow (do|can|should|would|could) (i|you|one|we)\b", r"\bthe real question is\b",
+    r"\b(does|do|did) (any(one|body)|you) (know|use)\b", r"\bany(one|body) have\b",
+    r"\bhow to\b",
+    r"\bany(one|body) (else )?(know|seen|have|experimenting|tried|using)\b",
+    r"\bany (ideas|suggestions|hints|clues|pointers)\b", r"\bwhere (can|do|is|are) (i|that|they)\b",
+    r"\b(can|could) (anyone|anybody|someone|somebody)\b", r"\bwhat am i missing\b",
 )
 OWN_PROBLEM = _rx(r"\bi (got|get|keep getting|am getting|run into|ran into)\b",
                   r"\bany ideas\b", r"\bwhat am i missing\b", r"\berror\b")
@@ -80,6 +124,22 @@ ANSWER_CUE = _rx(
     r"\bhandled\b", r"\bdoes not work\b", r"\bworks perfectly\b", r"https?://", r"^\s*[#$] ",
     r"\bcat \S", r"\bapt-get\b", r"\brpm -", r"\bdon'?t worry\b",
 )
+NEW_PROBLEM = _rx(  # after "that fixed it": the next problem
+    r"\bnow i('m| am)? (get|getting|see|seeing)\b", r"\banother (error|traceback|problem|bug)\b",
+    r"\bwhen i (then )?(run|ran|try|tried)\b.*\b(error|fail)")
+NOT_ANSWER = _rx(r"\bme too\b", r"\bsame here\b", r"\bplease post\b",
+                 r"\blet (me|us) know\b", r"\bi'?d (also )?like to know\b")
+# A question someone asks for themselves (not "how do you feed procmail?" to the asker).
+SELF = re.compile(r"\b(i|i'm|i've|we|my|me|our|any(one|body)|some(one|body))\b")
+# A question that asks (not "Pretty simple huh?"): a pronoun, or a wh- or auxiliary start.
+REAL_QUESTION = re.compile(
+    r"\b(i|we|my|me|you|your|any(one|body)|some(one|body)|any)\b|^\W*(how|what|why|where|"
+    r"when|which|who|is|are|can|could|does|do|did|should|would|will|has|have|isn'?t)\b")
+SUGGEST = _rx(  # a suggestion, even phrased as a question ("Put them in a scripts folder?")
+    r"\b(what|how) about\b", r"\bhave you tried\b", r"\bdid you try\b", r"\bwhy not\b",
+    r"\bhave you (looked at|considered|checked)\b",
+    r"^\W*(put|use|try|install|add|remove|run|set|check|edit|look|grep|change|upgrade|"
+    r"downgrade|rebuild|reinstall|disable|enable|delete|rename|move)\b")
 CLARIFY = _rx(r"\bwhat (version|distro|kernel)\b", r"\bcould you (post|send|show)\b",
               r"\bcan you (post|send|show)\b", r"\bwhich (version|distro)\b")
 ANNOUNCE = _rx(r"\breleased?\b", r"\bannounc", r"\bholidays?\b", r"\bout of (the )?office\b",
@@ -89,7 +149,9 @@ THANKS_ONLY = re.compile(r"^\W*(thanks?|thank you|thx|cheers|ta|\+1|me too)\b[\w
 MAX_CHARS = 8000  # cues are read in the first 8,000 characters of the author's own text
 _LETTER = re.compile(r"[^\W\d_]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
-_LIST_FOOTER = re.compile(r"mailing list|listinfo|^_{5,}|sponsored by", re.MULTILINE)
+_LIST_FOOTER = re.compile(
+    r"mailing list|listinfo|^_{5,}|sponsored by|to unsubscribe|your use of yahoo|groups sponsor|"
+    r"\(un\)subscription|list maintainer|users' group", re.MULTILINE)
 
 
 class RulesExtractor:
@@ -110,6 +172,13 @@ class RulesExtractor:
             return self._first(mail, sentences, context)
         is_requester = _same_person(mail.from_addr, target.raised_by)
         ops = self._follow_up(target, is_requester, sentences)
+        if not is_requester and _has_question(sentences) and \
+                not _first_hit(ANSWER_CUE, sentences) and \
+                not _first_hit(SUGGEST, sentences) and not _clarifying(sentences) and \
+                (ask := _howto_question(sentences)) and _for_oneself(ask) \
+                and all(o.op in ("ignore", "answer") for o in ops):
+            # someone else's new question in the thread, with nothing in it that answers
+            return [_add_reply("question", ask)]
         closing = [o for o in ops if o.op != "ignore"]
         new = self._new_issue_in_reply(target, is_requester, sentences, closing)
         if new is not None:
@@ -121,19 +190,24 @@ class RulesExtractor:
     def _first(self, mail: ParsedMail, sentences: list[str],
                context: MailContext) -> list[Operation]:
         task = _first_hit(TASK_ASK, sentences)
-        if ANNOUNCE.search(mail.subject.lower()) or _first_hit(ANNOUNCE, sentences[:3]):
+        subject = mail.subject.lower().rstrip()
+        if (ANNOUNCE.search(subject) and not subject.endswith("?")) or (
+                _first_hit(ANNOUNCE, sentences[:3]) and not _howto_question(sentences)):
             return [Operation(op="ignore")]  # announcements are not asks, even "please upgrade"
         if context.is_reply and not context.new_topic:
             # A reply in a thread that raised nothing: only a clear new ask is an issue.
             if task is not None:
                 return [_add("task", mail, task)]
             question = _last_question(sentences)
-            if question is not None and _first_hit(OWN_PROBLEM, sentences):
+            if question is not None and (_first_hit(OWN_PROBLEM, sentences) or
+                                         _first_hit(HOWTO, [question])):
                 return [_add("question", mail, question)]
             return [Operation(op="ignore")]
         if task is not None:
             return [_add("task", mail, task)]
-        question = _last_question(sentences) or _first_hit(QUESTION_CUE, sentences)
+        question = next((s for s in sentences if s.rstrip().endswith("?") and
+                         len(s.split()) >= 3 and REAL_QUESTION.search(s.lower())), None) or \
+            _first_hit(QUESTION_CUE, sentences)
         if question is None and mail.subject.rstrip().endswith("?"):
             question = next((s for s in sentences if len(s.split()) >= 4), None)
         if question is not None:
@@ -144,7 +218,7 @@ class RulesExtractor:
 
     def _follow_up(self, target: IssueView, is_requester: bool,
                    sentences: list[str]) -> list[Operation]:
-        done = _first_hit(COMPLETE, sentences)
+        done = next((s for s in _hits(COMPLETE, sentences) if not _negated(COMPLETE, s)), None)
         if done is not None and (is_requester or target.kind == "task" or
                                  _first_hit(SAME_PROBLEM, sentences)):
             # the requester confirms; on a task anyone may report it done; on a question
@@ -160,9 +234,19 @@ class RulesExtractor:
         if hit := _first_hit(CANCEL, sentences):
             return [Operation(op="status", target=target.id, new_status="cancelled",
                               evidence=hit)]
-        if target.status in ("answered", "done") and not _has_question(sentences):
+        if target.kind == "task":  # a task the requester took on: they commit or defer
+            if hit := _first_hit(DEFER, sentences):
+                return [Operation(op="status", target=target.id, new_status="deferred",
+                                  evidence=hit)]
+            if hit := _first_hit(COMMIT, sentences):
+                return [Operation(op="status", target=target.id, new_status="open",
+                                  evidence=hit)]
+        if target.status in ("answered", "done") and (hit := _first_hit(REOPEN, sentences)):
+            return [Operation(op="status", target=target.id, new_status="open", evidence=hit)]
+        if target.status in ("answered", "done") and not _has_question(sentences) and \
+                not _first_hit(WILL_TRY, sentences):  # "thanks, I'll try that" changes nothing
             hit = _first_hit(FAILED, sentences)
-            if hit is None and target.kind == "question" and len(" ".join(sentences)) > 200:
+            if target.kind == "question" and len(" ".join(sentences)) > 200:
                 hit = sentences[0]  # a restatement of the question after an answer
             if hit is not None:
                 return [Operation(op="status", target=target.id, new_status="open",
@@ -181,14 +265,22 @@ class RulesExtractor:
                 return [Operation(op="status", target=target.id, new_status="open",
                                   evidence=hit)]
             return [Operation(op="ignore")]
-        if _all_thanks(sentences):
+        if hit := _first_hit(DEFER, sentences):
+            return [Operation(op="status", target=target.id, new_status="deferred",
+                              evidence=hit)]
+        if _all_thanks(sentences) or (_clarifying(sentences) and
+                                      not _first_hit(SUGGEST, sentences)):
             return [Operation(op="ignore")]
+        if hit := _first_hit(SUGGEST, sentences):
+            return [Operation(op="answer", target=target.id, evidence=hit)]
         if hit := _first_hit(ANSWER_CUE, sentences):
             return [Operation(op="answer", target=target.id, evidence=hit)]
-        if _has_question(sentences) and (_first_hit(CLARIFY, sentences) or
-                                         all(s.rstrip().endswith("?") for s in sentences)):
-            return [Operation(op="ignore")]
         substantive = [s for s in sentences if len(s.split()) >= 4]
+        if _has_question(sentences) and (_first_hit(CLARIFY, sentences) or
+                                         all(s.rstrip().endswith("?") for s in substantive)):
+            return [Operation(op="ignore")]
+        if len(substantive) <= 2 and _first_hit(NOT_ANSWER, sentences):
+            return [Operation(op="ignore")]  # "me too", "please post a link!"
         if substantive:
             return [Operation(op="answer", target=target.id, evidence=substantive[0])]
         return [Operation(op="ignore")]
@@ -199,12 +291,19 @@ class RulesExtractor:
         task = _first_hit(TASK_ASK, sentences)
         if task is not None and not is_requester and closing and closing[0].op == "complete":
             return _add_reply("task", task)
+        completed = bool(closing) and closing[0].op == "complete"
+        if is_requester and completed and (new := _first_hit(NEW_PROBLEM, sentences)):
+            return _add_reply("task" if task is not None else "question", task or new)
+        if is_requester and target.kind == "task" and (ask := _howto_question(sentences)):
+            return _add_reply("question", ask)  # a question of its own, on a task
         question = _last_question(sentences)
         if question is None or _first_hit(CLARIFY, [question]):
             return None
         if is_requester and target.status in ("answered", "done") and not (
                 closing and closing[0].op == "status"):
             return _add_reply("question", question)
+        if is_requester and completed and (ask := _howto_question(sentences)):
+            return _add_reply("question", ask)
         if not is_requester and closing and closing[0].op == "complete" and \
                 _first_hit(OWN_PROBLEM, sentences):
             return _add_reply("question", question)
@@ -226,11 +325,24 @@ def _same_person(a: str, b: str) -> bool:
 
 
 def _clean(text: str) -> str:
-    """The text without mailing-list footer lines."""
+    """The text without mailing-list footer lines, and without a short signature
+    written as "--Name" (no space after the dashes) in its last lines."""
+    lines = text.splitlines()
+    for i in range(len(lines) - 1, max(0, len(lines) - 4) - 1, -1):
+        if _DASH_SIGNATURE.match(lines[i]):
+            lines = lines[:i]
+            break
+    for i in range(max(1, len(lines) - 15), len(lines)):  # a signature boxed in "====="
+        if _RULE_LINE.match(lines[i]):
+            lines = lines[:i]
+            break
     if not _LIST_FOOTER.search(text.lower()):
-        return text
-    return "\n".join(line for line in text.splitlines()
-                     if not _LIST_FOOTER.search(line.lower()))
+        return "\n".join(lines)
+    return "\n".join(line for line in lines if not _LIST_FOOTER.search(line.lower()))
+
+
+_DASH_SIGNATURE = re.compile(r"^\s*--[^\W\d_]")
+_RULE_LINE = re.compile(r"^\s*(={10,}|\*{10,}|#{10,})\s*$")
 
 
 class Sentences(list[str]):
@@ -241,6 +353,23 @@ class Sentences(list[str]):
         super().__init__(items)
         self.lowered = [s.lower() for s in self]
         self.joined = "\n".join(self.lowered)
+        self.starts: list[int] = []
+        at = 0
+        for lowered in self.lowered:
+            self.starts.append(at)
+            at += len(lowered) + 1
+
+    def first_from(self, pattern: re.Pattern[str]) -> int | None:
+        """Index of the first sentence the cue matches in, found with one search of the
+        joined text (then confirmed on the sentence alone), or None."""
+        found = pattern.search(self.joined)
+        if found is None:
+            return None
+        index = bisect.bisect_right(self.starts, found.start()) - 1
+        for i in range(index, len(self)):  # a cue that spanned a line break: look on
+            if pattern.search(self.lowered[i]):
+                return i
+        return None
 
     def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
         if isinstance(index, slice):
@@ -259,14 +388,60 @@ def _sentences(text: str) -> Sentences:
 
 def _first_hit(pattern: re.Pattern[str], sentences: Iterable[str]) -> str | None:
     if isinstance(sentences, Sentences):
-        if not pattern.search(sentences.joined):
-            return None
-        for sentence, lowered in zip(sentences, sentences.lowered, strict=True):
-            if pattern.search(lowered):
-                return sentence
-        return None
+        index = sentences.first_from(pattern)
+        return None if index is None else sentences[index]
     for sentence in sentences:
         if pattern.search(sentence.lower()):
+            return sentence
+    return None
+
+
+def _hits(pattern: re.Pattern[str], sentences: list[str]) -> Iterable[str]:
+    if not isinstance(sentences, Sentences):
+        yield from (s for s in sentences if pattern.search(s.lower()))
+        return
+    index = sentences.first_from(pattern)
+    if index is None:
+        return
+    yield sentences[index]
+    for i in range(index + 1, len(sentences)):
+        if pattern.search(sentences.lowered[i]):
+            yield sentences[i]
+
+
+def _negated(pattern: re.Pattern[str], sentence: str) -> bool:
+    """The cue is denied next to where it is found ("a cleanup which doesn't address
+    this issue", "not yet fixed in CVS")."""
+    lowered = sentence.lower()
+    found = pattern.search(lowered)
+    if found is None:
+        return False
+    return bool(NEGATED.search(lowered[max(0, found.start() - 25):found.end() + 40]))
+
+
+def _for_oneself(question: str) -> bool:
+    """"Is there a way to ...?", "how can I ...?" — not "how do you feed procmail?"."""
+    lowered = question.lower()
+    return bool(SELF.search(lowered)) or not _YOU.search(lowered)
+
+
+_YOU = re.compile(r"\byou(r)?\b")
+
+
+def _clarifying(sentences: list[str]) -> bool:
+    """A helper's reply that mostly asks the requester things back ("Is this with one DVD
+    or several? Is this OSS or ALSA?"): clarifying questions, not an answer."""
+    substantive = [s for s in sentences if len(s.split()) >= 3]
+    asks = [s for s in substantive if s.rstrip().endswith("?")]
+    return len(asks) >= 2 and 2 * len(asks) >= len(substantive)
+
+
+def _howto_question(sentences: list[str]) -> str | None:
+    """The first question that asks for help ("How can I keep them out?", "is there a way
+    to ...?"), not a clarifying one."""
+    for sentence in sentences:
+        if sentence.rstrip().endswith("?") and len(sentence.split()) >= 3 and \
+                _first_hit(HOWTO, [sentence]) and not _first_hit(CLARIFY, [sentence]):
             return sentence
     return None
 
