@@ -22,8 +22,8 @@ def test_nested_changes_name_their_path_in_the_original_order() -> None:
         Change(("arguments", "notify"), "added", None, "ops"),
     ]
     assert summary(diff(before, after)) == (
-        "arguments.replicas 4 → 6; arguments.region eu → us; − arguments.dry_run; "
-        "+ arguments.notify ops")
+        "arguments.replicas 4 → 6; arguments.region eu → us; arguments.dry_run removed; "
+        "arguments.notify added: ops")
 
 
 def test_one_line_outcome() -> None:

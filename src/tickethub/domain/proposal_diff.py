@@ -82,11 +82,11 @@ def show(value: Any) -> str:
 
 
 def describe(change: Change) -> str:
-    """``replicas 4 → 6``, ``+ notify true``, ``− dry_run``."""
+    """``replicas 4 → 6``, ``notify added: true``, ``dry_run removed``."""
     if change.kind == "added":
-        return f"+ {change.where} {show(change.after)}"
+        return f"{change.where} added: {show(change.after)}"
     if change.kind == "removed":
-        return f"− {change.where}"
+        return f"{change.where} removed"
     return f"{change.where} {show(change.before)} → {show(change.after)}"
 
 
