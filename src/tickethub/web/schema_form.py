@@ -2,14 +2,15 @@
 
 ``fields_for(schema, value)`` turns a JSON Schema into form fields: strings are text
 inputs (enums become choices), integers and numbers are number inputs, booleans are
-toggles (a required one is a yes/no choice with nothing picked, so not choosing is
-an error rather than ``false``), arrays of enums are check-box groups, other arrays one
+toggles (a required one is a yes/no choice with nothing picked, so not choosing is an
+error rather than ``false``), arrays of enums are check-box groups, other arrays one
 item per line, nested objects fieldsets, anything else a JSON box. ``parse(fields,
-form)`` reads the posted form back into typed JSON (numbers are numbers, booleans booleans) and returns field
-errors keyed by form name; the service then validates the result against the schema
-again, and ``errors_from_problem`` places its errors next to the same fields. Every
-message names its field by label in plain words (``schema_text``), and each field carries
-a ``hint`` of its limits, shown before anything is typed.
+form)`` reads the posted form back into typed JSON (numbers are numbers, booleans
+booleans) and returns field errors keyed by form name; the service then validates the
+result against the schema again, and ``errors_from_problem`` places its errors next to
+the same fields. Every message names its field by label in plain words
+(``schema_text``), and each field carries a ``hint`` of its limits, shown before
+anything is typed.
 """
 
 from __future__ import annotations
