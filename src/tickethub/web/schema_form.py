@@ -299,6 +299,20 @@ def errors_from_problem(errors: list[dict[str, Any]] | None, field: str | None,
     return out
 
 
+def in_form_order(fields: list[Field], errors: dict[str, str]) -> dict[str, str]:
+    """``errors`` ordered as their fields appear on the form (form-wide ones first)."""
+    order: list[str] = []
+
+    def walk(items: list[Field]) -> None:
+        for f in items:
+            order.append(f.name)
+            walk(f.children)
+
+    walk(fields)
+    rank = {name: n for n, name in enumerate(order)}
+    return dict(sorted(errors.items(), key=lambda item: rank.get(item[0], -1)))
+
+
 def all_names(fields: list[Field]) -> set[str]:
     names: set[str] = set()
     for f in fields:

@@ -195,6 +195,7 @@ async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> 
             done = {"answer": "answered", "approve": "approved", "deny": "denied"}[action]
             return RedirectResponse(f"/t/{ticket_id}?done={done}", status_code=303)
     view = await _load(request, ticket_id, me)
+    errors = schema_form.in_form_order(fields, errors)
     return _render(request, me, view, status_code=422, failed=action, errors=errors,
                    posted=posted, fields=fields)
 
