@@ -76,7 +76,7 @@ async def test_approve_with_changes_shows_the_edited_version_once(
     tid = ticket["id"]
     page = (await pat.get(f"/t/{tid}")).text
     assert 'id="decision-bar"' in page and "Approve with changes" in page
-    assert 'formaction="/t/%s/deny"' % tid in page
+    assert f'formaction="/t/{tid}/deny"' in page
     # "Approve" keeps the proposal; with changed values it asks which one was meant.
     mixed = await pat.post(f"/t/{tid}/approve", {"version": "1", "edit": "0",
                                                  "f.replicas": "6", "f.region": "0"})
