@@ -35,7 +35,7 @@
     if (max && value.length > Number(max)) return `${name} must be up to ${max} characters.`;
     const pattern = el.getAttribute("pattern");
     const limits = document.getElementById(`${el.id}-limits`);
-    const like = limits && /like (.+)\.$/.exec(limits.textContent);
+    const like = limits && /like (.+)\.$/i.exec(limits.textContent);
     if (pattern) {
       try {
         if (!new RegExp(`^(?:${pattern})$`, "u").test(value)) return like ? `${name} must look like ${like[1]}.` : `${name} is not in the expected form.`;
