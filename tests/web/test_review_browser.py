@@ -144,7 +144,7 @@ def test_forms_say_everything_at_once_without_eating_the_click(
     assert page.evaluate("window.submits") == 1  # the first click counts
     summary = page.locator("[data-summary] li")
     expect(summary).to_have_text([
-        "Email must look like name@example.org.", "Region: pick one of the choices.",
+        "Email must look like name@example.org.", "Region is required.",
         "Replicas is required.", "Confirm the change: choose yes or no."])
     expect(page.get_by_label("Email")).to_be_focused()
     page.screenshot(path=SHOTS / "form-errors.png", full_page=True)

@@ -22,7 +22,7 @@
     }
     const value = el.value.trim();
     if (el.validity && el.validity.badInput) return type === "integer" ? `${name} must be a whole number.` : `${name} must be a number.`;
-    if (!value) return el.dataset.required ? (el.tagName === "SELECT" ? `${name}: pick one of the choices.` : `${name} is required.`) : "";
+    if (!value) return el.dataset.required ? `${name} is required.` : "";
     if (type === "integer" || type === "number") {
       const n = Number(value);
       if (!Number.isFinite(n)) return `${name} must be a number.`;
