@@ -83,6 +83,18 @@ def test_approval_review_as_an_editable_diff(hub: LiveHub, chromium: Any, agent:
     expect(page.locator("#changes")).to_have_text("No changes: approving as proposed.")
     assert page.locator("#answer").bounding_box()["y"] > 800  # type: ignore[index]
 
+    # On a phone too: nothing wider than the screen, the bar on the first screen.
+    phone = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    phone.add_cookies(page.context.cookies())
+    small = phone.new_page()
+    small.goto(f"{hub.url}/t/{approval.id}")
+    expect(small.locator("#deny-button")).to_be_in_viewport()
+    assert small.evaluate("document.documentElement.scrollWidth") <= 390
+    small.get_by_label("Replicas").fill("5")
+    expect(small.locator("#changes")).to_have_text("Changes: replicas 4 → 5")
+    small.screenshot(path=SHOTS / "approval-review-phone.png")
+    phone.close()
+
     page.get_by_label("Replicas").fill("6")
     replicas = page.locator('[data-field="f.replicas"]')
     expect(replicas).to_have_class(re.compile(r"\bchanged\b"))
@@ -105,7 +117,8 @@ def test_approval_review_as_an_editable_diff(hub: LiveHub, chromium: Any, agent:
     expect(page.locator("#messages .change-line")).to_have_text(
         "approved with changes: replicas 4 → 6")
     expect(page.locator("#messages pre.data")).to_have_count(0)
-    page.screenshot(path=SHOTS / "approval-approved-with-changes.png", full_page=True)
+    page.locator("#answer-h").scroll_into_view_if_needed()
+    page.screenshot(path=SHOTS / "approval-approved-with-changes.png")
     waiter.join(30)
     assert waited["value"].answer.data == {"replicas": 6, "region": "eu"}
 
