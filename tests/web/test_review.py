@@ -147,3 +147,27 @@ async def test_session_state_for_pages_whose_stream_stopped(pat: Browser) -> Non
     await pat.post("/logout", {})
     gone = await pat.get("/session")
     assert gone.status_code == 200 and gone.json() == {"signed_in": False}
+
+
+async def test_untouched_fields_the_proposal_left_out_are_not_changes(
+        client: httpx.AsyncClient, agent: dict[str, str], pat: Browser) -> None:
+    schema = {"type": "object", "required": ["replicas"], "properties": {
+        "replicas": {"type": "integer"}, "notify": {"type": "boolean"},
+        "zones": {"type": "array", "items": {"enum": ["a", "b"]}},
+        "limits": {"type": "object", "properties": {"cpu": {"type": "string"}}}}}
+    ticket = await ask(client, agent, kind="approval", title="Scale?", response_schema=schema,
+                       proposal={"replicas": 4})
+    form = {"version": "1", "f.replicas": "4", "f.limits.cpu": ""}  # as the page sends it
+    plain = await pat.post(f"/t/{ticket['id']}/approve", form | {"edit": "0"})
+    assert plain.status_code == 303, plain.text
+    stored = await api_ticket(client, agent, ticket["id"])
+    assert stored["answer"]["data"] == {"replicas": 4}  # type: ignore[index]
+    second = await ask(client, agent, kind="approval", title="Again?", response_schema=schema,
+                       proposal={"replicas": 4})
+    changed = await pat.post(f"/t/{second['id']}/approve",
+                             form | {"edit": "1", "f.replicas": "5"})
+    assert changed.status_code == 303, changed.text
+    html = (await pat.get(changed.headers["location"])).text
+    assert "Approved with changes: replicas 4 → 5." in html and "notify" not in html
+    stored = await api_ticket(client, agent, second["id"])
+    assert stored["answer"]["data"] == {"replicas": 5}  # type: ignore[index]

@@ -64,6 +64,23 @@ def version_rows(original: Any, decided: Any) -> list[Row]:
     return rows
 
 
+def edited_value(proposal: Any, baseline: Any, data: Any) -> Any:
+    """The value to approve from a review form: ``data`` without the keys the proposal
+    did not have and the person did not touch (an unticked optional check box reads as
+    ``false``, an empty group as ``{}``; neither is a change). ``baseline`` is the form
+    read back untouched."""
+    if not (isinstance(proposal, Mapping) and isinstance(data, Mapping)):
+        return data
+    base = baseline if isinstance(baseline, Mapping) else {}
+    out = {}
+    for key, value in data.items():
+        if key not in proposal and key in base and not proposal_diff.diff(base[key], value):
+            continue
+        out[key] = (edited_value(proposal[key], base.get(key), value) if key in proposal
+                    else value)
+    return out
+
+
 def edited(ticket: Ticket) -> bool:
     """An approved approval whose decided value differs from its proposal."""
     return (ticket.kind is Kind.APPROVAL and ticket.status is Status.APPROVED

@@ -299,6 +299,29 @@ def errors_from_problem(errors: list[dict[str, Any]] | None, field: str | None,
     return out
 
 
+def as_posted(fields: list[Field]) -> dict[str, list[str]]:
+    """What the browser sends for these fields untouched (as rendered from their
+    original values): parsing it gives the form's own reading of the original, the
+    baseline a person's changes are measured against."""
+    out: dict[str, list[str]] = {}
+    for f in fields:
+        out.update(as_posted(f.children))
+        first = replace(f, value=f.original, raw=None, children=[])
+        if f.widget == "group":
+            continue
+        if f.widget == "checkbox":
+            out[f.name] = ["true"] if first.value else []
+        elif f.widget == "yesno":
+            out[f.name] = [first.original_text] if first.original_text else []
+        elif f.widget == "choices":
+            out[f.name] = [i for i in first.original_text.split(",") if i]
+        elif f.widget == "select":
+            out[f.name] = [first.original_text]
+        else:
+            out[f.name] = [first.text_value]
+    return out
+
+
 def in_form_order(fields: list[Field], errors: dict[str, str]) -> dict[str, str]:
     """``errors`` ordered as their fields appear on the form (form-wide ones first)."""
     order: list[str] = []

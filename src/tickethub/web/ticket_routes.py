@@ -146,6 +146,8 @@ async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> 
         if action == "answer" or edit:
             errors = await _all_errors(request, ticket, fields, data, errors)
     if action == "approve" and fields and not errors:
+        baseline, _ = schema_form.parse(fields, schema_form.as_posted(fields))
+        data = review.edited_value(ticket.proposal, baseline, data)
         changes = proposal_diff.diff(ticket.proposal, data)
         if not edit and changes:
             errors[""] = (f"You changed {proposal_diff.summary(changes)}. Choose "
