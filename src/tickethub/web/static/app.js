@@ -110,7 +110,8 @@
         $$(".ticket > .meta .due").forEach((el) => el.remove());
         $$("#answer form").forEach((form) => {
           form.setAttribute("aria-disabled", "true");
-          $$("input, textarea, select, button", form).forEach((el) => { el.disabled = true; });
+          // form.elements: also the decision bar's buttons (form="..." outside the form)
+          Array.from(form.elements).forEach((el) => { el.disabled = true; });
         });
       } else {
         $$('#answer input[name="version"]').forEach((el) => { el.value = data.version; });
