@@ -136,6 +136,21 @@ def test_approval_review_as_an_editable_diff(hub: LiveHub, chromium: Any, agent:
     expect(page.locator("#live-banner, #notice").filter(has_text="Denied")).to_have_count(1)
     assert agent.get(other.id).status == "denied"
 
+    # Decided elsewhere while the page is open: the bar's buttons are switched off too.
+    third = agent.ask("Scale up?", kind="approval", response_schema=SCALE,
+                      proposal={"replicas": 3, "region": "us"})
+    page.goto(f"{hub.url}/t/{third.id}")
+    expect(page.locator("#approve-button")).to_be_enabled()
+    decided = hub.api().post(f"/api/v1/tickets/{third.id}/approve",
+                             json={"edited": {"replicas": 5, "region": "us"}})
+    assert decided.status_code == 200, decided.text
+    expect(page.locator("#live-banner")).to_have_text(
+        "This ticket is approved by admin via api.", timeout=10_000)
+    for button in ("#approve-button", "#approve-edited-button", "#deny-button"):
+        expect(page.locator(button)).to_be_disabled()
+    expect(page.locator("#messages .change-line")).to_have_text(
+        "approved with changes: replicas 3 → 5")
+
 
 def test_forms_say_everything_at_once_without_eating_the_click(
         hub: LiveHub, chromium: Any, agent: Hub) -> None:
