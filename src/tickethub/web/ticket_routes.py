@@ -8,6 +8,7 @@ Answers from here go with ``via="web"``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -120,26 +121,27 @@ def _version(form: Any) -> int | None:
     return parse_id(str(form.get("version") or ""))
 
 
-async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> Response:
-    """The one path of every form: CSRF, typed parse, service call, errors next to fields."""
-    hub = request.app.state.hub
-    form = await request.form()
-    check_csrf(me, form.get("csrf"))
-    posted = {key: str(form.get(key) or "") for key in ("text", "comment", "reason")}
-    if action == "deny" and "reason" not in form:  # the review form's one comment box
-        posted["reason"] = posted["comment"]
-    try:
-        ticket = await call(hub.tickets.get, ticket_id, me.actor)
-    except NotFound:
-        return _not_found(request, me, ticket_id)
-    fields: list[schema_form.Field] = []
-    data: Any = None
-    errors: dict[str, str] = {}
+@dataclass
+class _Submission:
+    """A posted form read against its ticket: the typed value and every error found."""
+
+    fields: list[schema_form.Field]
+    data: Any
+    errors: dict[str, str]
+
+
+async def _read(request: Request, ticket: Ticket, form: Any, action: str,
+                posted: dict[str, str]) -> _Submission:
+    """Parse the form's fields, check all of them (the form's own reading, then the
+    schema), and for an approval tell a plain approval from one with changes."""
     edit = form.get("edit") == "1"
+    fields: list[schema_form.Field] = []
     if action == "answer" and ticket.response_schema is not None:
         fields = answer_fields(ticket)
     elif action == "approve" and (edit or _has_fields(form)):
         fields = edit_fields(ticket)
+    data: Any = None
+    errors: dict[str, str] = {}
     if fields:
         schema_form.refill(fields, _multi(form))
         data, errors = schema_form.parse(fields, _multi(form))
@@ -156,23 +158,45 @@ async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> 
         elif not changes:
             fields = []  # nothing changed: a plain approval (the proposal is checked)
     if action == "deny" and not posted["reason"].strip():
-        errors["comment"] = (
-            "Say why you deny it, so the agent can do better.")
+        errors["comment"] = "Say why you deny it, so the agent can do better."
     if action == "answer" and not fields and not posted["text"].strip():
         errors["text"] = "Write an answer."
-    version = _version(form)
+    return _Submission(fields, data, errors)
+
+
+async def _send(request: Request, me: Viewer, ticket_id: int, action: str,
+                posted: dict[str, str], got: _Submission, version: int | None) -> None:
+    hub = request.app.state.hub
+    if action == "answer":
+        await call(hub.tickets.answer, me.actor, ticket_id,
+                   posted["text"] or posted["comment"] or None, got.data, VIA,
+                   expected_version=version)
+    elif action == "approve":
+        await call(hub.tickets.approve, me.actor, ticket_id, posted["comment"] or None,
+                   got.data if got.fields else None, VIA, expected_version=version)
+    else:
+        await call(hub.tickets.deny, me.actor, ticket_id, posted["reason"], VIA,
+                   expected_version=version)
+
+
+async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> Response:
+    """The one path of every form: CSRF, typed parse, every error at once, service call,
+    errors next to fields."""
+    hub = request.app.state.hub
+    form = await request.form()
+    check_csrf(me, form.get("csrf"))
+    posted = {key: str(form.get(key) or "") for key in ("text", "comment", "reason")}
+    if action == "deny" and "reason" not in form:  # the review form's one comment box
+        posted["reason"] = posted["comment"]
+    try:
+        ticket = await call(hub.tickets.get, ticket_id, me.actor)
+    except NotFound:
+        return _not_found(request, me, ticket_id)
+    got = await _read(request, ticket, form, action, posted)
+    fields, errors = got.fields, got.errors
     if not errors:
         try:
-            if action == "answer":
-                await call(hub.tickets.answer, me.actor, ticket_id,
-                           posted["text"] or posted["comment"] or None, data, VIA,
-                           expected_version=version)
-            elif action == "approve":
-                await call(hub.tickets.approve, me.actor, ticket_id, posted["comment"] or None,
-                           data if fields else None, VIA, expected_version=version)
-            else:
-                await call(hub.tickets.deny, me.actor, ticket_id, posted["reason"], VIA,
-                           expected_version=version)
+            await _send(request, me, ticket_id, action, posted, got, _version(form))
         except ValidationFailed as exc:
             if fields:
                 errors = schema_form.errors_from_problem(exc.extra.get("errors"), exc.field,
