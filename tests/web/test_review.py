@@ -8,7 +8,9 @@ import re
 
 import httpx
 
-from tests.web.conftest import Browser, ask
+from tests.web.conftest import Browser, ask, sign_in
+from tickethub.server.runtime import HubRuntime
+from tickethub.testing import FakeClock
 from tests.web.test_ticket_page import api_ticket, field_error
 
 FORM = {
@@ -171,3 +173,16 @@ async def test_untouched_fields_the_proposal_left_out_are_not_changes(
     assert "Approved with changes: replicas 4 → 5." in html and "notify" not in html
     stored = await api_ticket(client, agent, second["id"])
     assert stored["answer"]["data"] == {"replicas": 5}  # type: ignore[index]
+
+
+async def test_asking_whether_signed_in_does_not_keep_a_session_alive(
+        clocked: tuple[httpx.AsyncClient, FakeClock, HubRuntime]) -> None:
+    client, clock, hub = clocked
+    token = (await sign_in(client, "pat")).cookies["th_session"]
+    first = hub.sessions.resume(token)
+    assert first is not None
+    clock.advance(seconds=2000)  # past half the hour: a page view would renew it
+    assert (await client.get("/session")).json() == {"signed_in": True}
+    clock.advance(seconds=1601)  # past the first expiry: it was not renewed
+    assert (await client.get("/session")).json() == {"signed_in": False}
+    assert hub.sessions.alive(token) is False and hub.sessions.alive(None) is False

@@ -133,6 +133,6 @@ async def logout(request: Request, me: Annotated[Viewer, Depends(viewer)]) -> Re
 
 @router.get("/session")
 async def session_state(request: Request) -> Response:
-    session = await call(request.app.state.hub.sessions.resume, request.cookies.get(COOKIE))
-    return JSONResponse({"signed_in": session is not None},
+    live = await call(request.app.state.hub.sessions.alive, request.cookies.get(COOKIE))
+    return JSONResponse({"signed_in": bool(live)},
                         headers={"Cache-Control": "no-store"})

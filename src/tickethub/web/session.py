@@ -96,7 +96,7 @@ def still_signed_in(request: Request) -> SignedIn:
     token = request.cookies.get(COOKIE)
 
     async def check() -> bool:
-        return await call(hub.sessions.resume, token) is not None
+        return bool(await call(hub.sessions.alive, token))
 
     return check
 
