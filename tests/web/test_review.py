@@ -9,9 +9,9 @@ import re
 import httpx
 
 from tests.web.conftest import Browser, ask, sign_in
+from tests.web.test_ticket_page import api_ticket, field_error
 from tickethub.server.runtime import HubRuntime
 from tickethub.testing import FakeClock
-from tests.web.test_ticket_page import api_ticket, field_error
 
 FORM = {
     "type": "object",
