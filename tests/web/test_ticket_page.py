@@ -115,14 +115,15 @@ async def test_schema_errors_show_next_to_the_field_and_nothing_is_stored(
     typed = await pat.post(f"/t/{ticket['id']}/answer",
                            {"version": "1", "f.replicas": "three", "f.ratio": "x"})
     assert typed.status_code == 422
-    assert field_error(typed.text, "f-replicas") == "Enter a whole number."
-    assert field_error(typed.text, "f-region") == "This field is required."
-    assert field_error(typed.text, "f-ratio") == "Enter a number."
+    assert field_error(typed.text, "f-replicas") == "Replicas must be a whole number."
+    assert field_error(typed.text, "f-region") == "Region is required."
+    assert field_error(typed.text, "f-ratio") == "Ratio must be a number."
     assert 'value="three"' in typed.text  # what was typed is kept
     schema = await pat.post(f"/t/{ticket['id']}/answer", {
         "version": "1", "f.replicas": "50", "f.region": "0", "f.note": "x" * 30})
     assert schema.status_code == 422
-    assert "maximum of 10" in field_error(schema.text, "f-replicas")
+    assert field_error(schema.text, "f-replicas") == "Replicas must be from 1 to 10."
+    assert field_error(schema.text, "f-note") == "Note must be up to 20 characters."
     assert field_error(schema.text, "f-region") == ""
     assert (await api_ticket(client, agent, ticket["id"]))["status"] == "open"
 
@@ -137,14 +138,15 @@ async def test_approval_shows_the_proposal_and_edits_through_the_schema(
                        proposal={"tool": "refund", "arguments": {"amount": 40, "to": "bob"}})
     page = await pat.get(f"/t/{ticket['id']}")
     assert '<code class="tool">refund</code>' in page.text
-    assert "<dt>amount</dt><dd><code>40</code></dd>" in page.text
     assert 'name="f.arguments.amount" value="40"' in page.text
+    assert 'data-original="40" data-path="arguments.amount"' in page.text
+    assert page.text.count('form="approve-form"') == 3  # Approve, with changes, Deny
     bad = await pat.post(f"/t/{ticket['id']}/approve", {
         "version": "1", "edit": "1", "f.tool": "refund", "f.arguments.amount": "400",
         "f.arguments.to": "bob"})
     assert bad.status_code == 422
-    assert "maximum of 100" in field_error(bad.text, "f-arguments-amount")
-    assert "<details class=\"edit\" open>" in bad.text
+    assert field_error(bad.text, "f-arguments-amount") == "Amount must be at most 100."
+    assert 'value="400"' in bad.text and 'data-original="40"' in bad.text
     good = await pat.post(f"/t/{ticket['id']}/approve", {
         "version": "1", "edit": "1", "f.tool": "refund", "f.arguments.amount": "90",
         "f.arguments.to": "bob", "comment": "capped"})
@@ -164,8 +166,9 @@ async def test_plain_approve_and_deny_with_reason(client: httpx.AsyncClient,
     approved = await api_ticket(client, agent, first["id"])
     assert approved["status"] == "approved"
     assert approved["answer"]["data"] == {"branch": "old"}  # type: ignore[index]
-    no_reason = await pat.post(f"/t/{second['id']}/deny", {"version": "1", "reason": ""})
-    assert no_reason.status_code == 422 and field_error(no_reason.text, "reason")
+    no_reason = await pat.post(f"/t/{second['id']}/deny", {"version": "1", "comment": " "})
+    assert no_reason.status_code == 422
+    assert field_error(no_reason.text, "comment").startswith("Say why you deny it")
     denied = await pat.post(f"/t/{second['id']}/deny", {"version": "1", "reason": "prod"})
     assert denied.status_code == 303
     stored = await api_ticket(client, agent, second["id"])
@@ -292,7 +295,8 @@ async def test_approval_without_schema_is_edited_as_json(
     assert "&#34;cmd&#34;: &#34;make deploy&#34;" in page.text
     bad = await pat.post(f"/t/{ticket['id']}/approve",
                          {"version": "1", "edit": "1", "f": "{not json"})
-    assert bad.status_code == 422 and field_error(bad.text, "f") == "Enter valid JSON."
+    assert bad.status_code == 422
+    assert field_error(bad.text, "f") == "Proposal (JSON) must be valid JSON."
     assert "{not json</textarea>" in bad.text
     edited = '{"cmd": "make deploy", "env": "staging"}'
     good = await pat.post(f"/t/{ticket['id']}/approve", {"version": "1", "edit": "1", "f": edited})
@@ -316,7 +320,8 @@ async def test_a_reopened_ticket_page_shows_every_earlier_decision(
     html = (await pat.get(f"/t/{ticket['id']}")).text
     assert 'class="tag decision decision-edited">edited<' in html
     assert 'class="tag decision decision-denied">denied<' in html
-    assert "&#34;replicas&#34;: 2" in html or '"replicas": 2' in html
+    assert "approved with changes: replicas 3 → 2" in html
+    assert "&#34;replicas&#34;: 2" not in html  # no JSON dump of the edited version
 
 
 async def test_a_proposal_that_breaks_its_schema_must_be_edited_before_approval(

@@ -33,7 +33,7 @@ async def test_a_catastrophic_pattern_in_the_form_is_checked_by_re2(
     bad = await pat.post(f"/t/{ticket['id']}/answer",
                          {"version": "1", "f.name": "a" * 30 + "!"})
     assert bad.status_code == 422
-    assert "does not match" in html.unescape(field_error(bad.text, "f-name"))
+    assert field_error(bad.text, "f-name") == "Name is not in the expected form."
     good = await pat.post(f"/t/{ticket['id']}/answer", {"version": "1", "f.name": "a" * 30})
     assert good.status_code == 303, good.text
     assert (await api_ticket(client, agent, ticket["id"]))["status"] == "answered"

@@ -85,7 +85,8 @@ class SchemaChecker:
 
     def validate(self, instance: Any, schema: dict[str, Any] | None, field: str = "data"
                  ) -> None:
-        """Raise :class:`ValidationFailed` naming the first failing field of ``instance``.
+        """Raise :class:`ValidationFailed` naming the first failing field of ``instance``;
+        its ``errors`` list every failure (``field``, ``message``, ``keyword``).
         A schema stored before these checks existed is checked here first (422 naming
         ``response_schema`` if it does not pass)."""
         if schema is None:
@@ -114,7 +115,9 @@ class SchemaChecker:
         described = []
         for error in errors:
             path = ".".join([field, *(str(p) for p in error.absolute_path)])
-            described.append({"field": path, "message": error.message})
+            # ``keyword`` (``maximum``, ``pattern``...) lets a form say it in plain words.
+            described.append({"field": path, "message": error.message,
+                              "keyword": str(error.validator)})
         first = described[0]
         raise ValidationFailed(
             f"{first['field']}: {first['message']}", field=first["field"], errors=described

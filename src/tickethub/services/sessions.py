@@ -157,6 +157,14 @@ class SessionService:
                            session.created_at, expires)
         return session
 
+    def alive(self, token: str | None) -> bool:
+        """Whether ``token`` names a live session, without renewing it: an open page
+        asking whether it is still signed in must not keep an idle session alive."""
+        if not token:
+            return False
+        session = self._store.get_session(_digest(token))
+        return session is not None and session.expires_at > self._clock.now()
+
     def sign_out(self, token: str | None) -> None:
         if token:
             self._store.delete_session(_digest(token))

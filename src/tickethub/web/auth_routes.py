@@ -1,4 +1,7 @@
-"""``/login`` and ``/logout``.
+"""``/login``, ``/logout`` and ``/session``.
+
+``GET /session`` answers ``{"signed_in": true|false}`` (never a redirect), so an open page
+whose live stream stopped can tell "session ended — sign in again" from a lost network.
 
 The sign-in form is protected against login CSRF with a double-submit token: a random
 value in an HTTP-only cookie that the form must echo back.
@@ -15,7 +18,7 @@ import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from tickethub.api.deps import call, client_address
 from tickethub.errors import Throttled, Unauthenticated
@@ -126,3 +129,10 @@ async def logout(request: Request, me: Annotated[Viewer, Depends(viewer)]) -> Re
     response = RedirectResponse("/login", status_code=303)
     clear_cookie(request, response, COOKIE)
     return response
+
+
+@router.get("/session")
+async def session_state(request: Request) -> Response:
+    live = await call(request.app.state.hub.sessions.alive, request.cookies.get(COOKIE))
+    return JSONResponse({"signed_in": bool(live)},
+                        headers={"Cache-Control": "no-store"})

@@ -17,9 +17,10 @@ from tickethub.domain.text import first_with_nul
 from tickethub.domain.visibility import reader
 from tickethub.errors import NotFound, ValidationFailed
 from tickethub.services.inbox import SORTS, VIEWS, Cursor, InboxQuery
+from tickethub.web import search_scope
 from tickethub.web.live import sse, stream
 from tickethub.web.render import fragment, page
-from tickethub.web.session import Viewer, viewer
+from tickethub.web.session import Viewer, still_signed_in, viewer
 
 router = APIRouter(include_in_schema=False)
 Me = Annotated[Viewer, Depends(viewer)]
@@ -87,6 +88,8 @@ async def inbox(request: Request, me: Me) -> Response:
         "first_url": "/?" + urlencode(filters) if query.cursor else None,
         "stream_url": "/inbox/stream?" + urlencode(filters),
         "last_seq": await call(hub.events.last_seq),
+        "search_scope": None if error else await call(search_scope.scope, hub, query,
+                                                      filters),
     }
     return page(request, "inbox.html", context, 422 if error else 200)
 
@@ -111,11 +114,15 @@ async def inbox_stream(request: Request, me: Me) -> Response:
             if event.type is EventType.TICKET_CREATED:
                 if query.matches(ticket):
                     html = fragment("_row.html", "row", ticket, hub.clock.now())
-                    out.append(sse("row", {"id": ticket.id, "html": html}, event.seq))
+                    # due_at: the page inserts the row where its sort puts it.
+                    due = ticket.due_at.isoformat() if ticket.due_at else None
+                    out.append(sse("row", {"id": ticket.id, "html": html, "due_at": due},
+                                   event.seq))
             else:
                 out.append(sse("status", {"id": ticket.id, "status": ticket.status.value,
                                           "waiting": ticket.waiting}, event.seq))
         return out
 
     return await stream(request, render,
-                        since=parse_id(since, minimum=0) if since else None)
+                        since=parse_id(since, minimum=0) if since else None,
+                        signed_in=still_signed_in(request))

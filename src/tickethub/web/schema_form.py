@@ -2,11 +2,15 @@
 
 ``fields_for(schema, value)`` turns a JSON Schema into form fields: strings are text
 inputs (enums become choices), integers and numbers are number inputs, booleans are
-toggles, arrays of enums are check-box groups, other arrays one item per line, nested
-objects fieldsets, anything else a JSON box. ``parse(fields, form)`` reads the posted
-form back into typed JSON (numbers are numbers, booleans booleans) and returns field
-errors keyed by form name; the service then validates the result against the schema
-again, and ``errors_from_problem`` places its errors next to the same fields.
+toggles (a required one is a yes/no choice with nothing picked, so not choosing is an
+error rather than ``false``), arrays of enums are check-box groups, other arrays one
+item per line, nested objects fieldsets, anything else a JSON box. ``parse(fields,
+form)`` reads the posted form back into typed JSON (numbers are numbers, booleans
+booleans) and returns field errors keyed by form name; the service then validates the
+result against the schema again, and ``errors_from_problem`` places its errors next to
+the same fields. Every message names its field by label in plain words
+(``schema_text``), and each field carries a ``hint`` of its limits, shown before
+anything is typed.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from tickethub.web import schema_text
 
 ROOT = "f"
 _REQUIRED = re.compile(r"^'(?P<name>[^']+)' is a required property$")
@@ -27,7 +33,7 @@ class Field:
     path: tuple[str, ...]
     label: str
     widget: str  # text, textarea, email, url, date, integer, number, checkbox, select,
-    # choices, lines, json, group
+    # choices, lines, json, group, yesno
     required: bool = False
     nullable: bool = False
     description: str | None = None
@@ -37,6 +43,28 @@ class Field:
     value: Any = None
     item_type: str = "string"
     raw: str | None = None
+    schema: Mapping[str, Any] | None = None
+    hint: str | None = None
+
+    original: Any = None  # the value the form was first rendered with
+
+    @property
+    def original_text(self) -> str:
+        """The first value as ``data-original`` for change highlighting: text as typed,
+        an option's index, ``true``/``false``, sorted JSON for a JSON box."""
+        first = replace(self, value=self.original, raw=None, children=[])
+        if first.widget == "select":
+            index = next((i for i in range(len(first.options)) if first.option_selected(i)),
+                         None)
+            return "" if index is None else str(index)
+        if first.widget in ("checkbox", "yesno"):
+            return "" if first.value is None else ("true" if first.value else "false")
+        if first.widget == "choices":
+            return ",".join(str(i) for i in range(len(first.options))
+                            if first.option_selected(i))
+        if first.widget == "json":
+            return "" if first.value is None else json.dumps(first.value, sort_keys=True)
+        return first.text_value
 
     @property
     def id(self) -> str:
@@ -92,10 +120,11 @@ def _attrs(schema: Mapping[str, Any], kind: str | None) -> dict[str, Any]:
 def _field(schema: Any, path: tuple[str, ...], name: str, label: str, required: bool,
            value: Any) -> Field:
     if not isinstance(schema, Mapping):
-        return Field(name, path, label, "json", required, value=value)
+        return Field(name, path, label, "json", required, value=value, original=value)
     kind, nullable = _types(schema)
     f = Field(name, path, schema.get("title") or label, "json", required, nullable,
-              schema.get("description"), attrs=_attrs(schema, kind), value=value)
+              schema.get("description"), attrs=_attrs(schema, kind), value=value,
+              schema=schema, hint=schema_text.hint(schema, kind), original=value)
     if "enum" in schema and isinstance(schema["enum"], list):
         f.widget, f.options = "select", [o for o in schema["enum"] if o is not None]
         f.nullable = nullable or None in schema["enum"]
@@ -109,7 +138,7 @@ def _field(schema: Any, path: tuple[str, ...], name: str, label: str, required: 
             for key, sub in schema["properties"].items()
         ]
     elif kind == "boolean":
-        f.widget = "checkbox"
+        f.widget = "yesno" if required and not nullable else "checkbox"
     elif kind in ("integer", "number"):
         f.widget = kind
     elif kind == "string":
@@ -165,6 +194,11 @@ def _read(f: Field, form: Mapping[str, Sequence[str]], errors: dict[str, str]) -
         return out
     if f.widget == "checkbox":
         return bool(values) and raw not in ("", "0", "false", "off")
+    if f.widget == "yesno":
+        if raw in ("true", "false"):
+            return raw == "true"
+        errors[f.name] = schema_text.parse_problem(f.label, "yesno")
+        return _MISSING
     if f.widget == "choices":
         picked = []
         for v in values:
@@ -173,18 +207,18 @@ def _read(f: Field, form: Mapping[str, Sequence[str]], errors: dict[str, str]) -
         return picked
     if raw == "":
         if f.required and not f.nullable:
-            errors[f.name] = "This field is required."
+            errors[f.name] = schema_text.parse_problem(f.label, "required")
             return _MISSING
         return None if f.nullable else _MISSING
     if f.widget == "select":
         if raw.isdigit() and int(raw) < len(f.options):
             return f.options[int(raw)]
-        errors[f.name] = "Pick one of the choices."
+        errors[f.name] = schema_text.parse_problem(f.label, "choice")
         return _MISSING
     if f.widget in ("integer", "number"):
         number, problem = _scalar(f.widget, raw)
         if problem:
-            errors[f.name] = problem
+            errors[f.name] = schema_text.parse_problem(f.label, f.widget)
             return _MISSING
         return number
     if f.widget == "lines":
@@ -193,7 +227,8 @@ def _read(f: Field, form: Mapping[str, Sequence[str]], errors: dict[str, str]) -
             if line:
                 item, problem = _scalar(f.item_type, line)
                 if problem:
-                    errors[f.name] = f"Line {line!r}: {problem}"
+                    errors[f.name] = (f"{f.label}, line {line!r}: "
+                                      f"{problem[0].lower()}{problem[1:]}")
                     return _MISSING
                 items.append(item)
         return items
@@ -201,7 +236,7 @@ def _read(f: Field, form: Mapping[str, Sequence[str]], errors: dict[str, str]) -
         try:
             return json.loads(raw)
         except ValueError:
-            errors[f.name] = "Enter valid JSON."
+            errors[f.name] = schema_text.parse_problem(f.label, "json")
             return _MISSING
     return values[-1] if f.widget == "textarea" else raw
 
@@ -227,21 +262,78 @@ def parse(fields: list[Field], form: Mapping[str, Sequence[str]]) -> tuple[Any, 
     return out, errors
 
 
+def find(fields: list[Field], name: str) -> Field | None:
+    for f in fields:
+        if f.name == name:
+            return f
+        found = find(f.children, name)
+        if found is not None:
+            return found
+    return None
+
+
 def errors_from_problem(errors: list[dict[str, Any]] | None, field: str | None,
-                        message: str) -> dict[str, str]:
+                        message: str, fields: list[Field] | None = None) -> dict[str, str]:
     """Map a service ``ValidationFailed`` (fields like ``data.address.city``) to form
-    field names; what matches no field is keyed ``""`` (shown above the form)."""
+    field names, each message in plain words naming the field's label (``schema_text``);
+    what matches no field is keyed ``""`` (shown above the form). The first error of a
+    field wins."""
     out: dict[str, str] = {}
     for error in errors or [{"field": field or "", "message": message}]:
         parts = str(error.get("field") or "").split(".")[1:]
         text = str(error.get("message", message))
+        keyword = error.get("keyword")
         found = _REQUIRED.match(text)
         if found:
             parts.append(found.group("name"))
-            text = "This field is required."
+            keyword = "required"
         name = ".".join([ROOT, *parts])
+        target = find(fields or [], name)
+        if target is not None:
+            text = schema_text.problem(target.label, keyword and str(keyword),
+                                       target.schema, text)
+        elif found:
+            text = schema_text.problem(found.group("name").replace("_", " ").capitalize(),
+                                       "required", None, text)
         out.setdefault(name, text)
     return out
+
+
+def as_posted(fields: list[Field]) -> dict[str, list[str]]:
+    """What the browser sends for these fields untouched (as rendered from their
+    original values): parsing it gives the form's own reading of the original, the
+    baseline a person's changes are measured against."""
+    out: dict[str, list[str]] = {}
+    for f in fields:
+        out.update(as_posted(f.children))
+        first = replace(f, value=f.original, raw=None, children=[])
+        if f.widget == "group":
+            continue
+        if f.widget == "checkbox":
+            out[f.name] = ["true"] if first.value else []
+        elif f.widget == "yesno":
+            out[f.name] = [first.original_text] if first.original_text else []
+        elif f.widget == "choices":
+            out[f.name] = [i for i in first.original_text.split(",") if i]
+        elif f.widget == "select":
+            out[f.name] = [first.original_text]
+        else:
+            out[f.name] = [first.text_value]
+    return out
+
+
+def in_form_order(fields: list[Field], errors: dict[str, str]) -> dict[str, str]:
+    """``errors`` ordered as their fields appear on the form (form-wide ones first)."""
+    order: list[str] = []
+
+    def walk(items: list[Field]) -> None:
+        for f in items:
+            order.append(f.name)
+            walk(f.children)
+
+    walk(fields)
+    rank = {name: n for n, name in enumerate(order)}
+    return dict(sorted(errors.items(), key=lambda item: rank.get(item[0], -1)))
 
 
 def all_names(fields: list[Field]) -> set[str]:
@@ -259,6 +351,10 @@ def refill(fields: list[Field], form: Mapping[str, Sequence[str]]) -> None:
         values = form.get(f.name)
         if f.widget == "checkbox":
             f.value = bool(values)
+        elif f.widget == "yesno":
+            raw = values[-1] if values else ""
+            f.raw = raw
+            f.value = {"true": True, "false": False}.get(raw)
         elif f.widget == "choices":
             f.value = [f.options[int(v)] for v in values or () if v.isdigit()
                        and int(v) < len(f.options)]

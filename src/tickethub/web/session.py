@@ -19,6 +19,7 @@ from starlette.responses import Response
 from tickethub.api.deps import call
 from tickethub.domain.actors import Actor
 from tickethub.services.sessions import Session
+from tickethub.web.live import SignedIn
 
 COOKIE = "th_session"
 LOGIN_COOKIE = "th_login_csrf"
@@ -87,6 +88,17 @@ async def viewer(request: Request) -> Viewer:
     if session is None:
         raise SignInRequired(page_of(request))
     return Viewer(session)
+
+
+def still_signed_in(request: Request) -> SignedIn:
+    """For a page's live stream: whether the session that opened it is still live."""
+    hub = request.app.state.hub
+    token = request.cookies.get(COOKIE)
+
+    async def check() -> bool:
+        return bool(await call(hub.sessions.alive, token))
+
+    return check
 
 
 def check_csrf(viewer: Viewer, sent: object) -> None:

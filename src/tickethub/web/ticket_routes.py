@@ -8,6 +8,7 @@ Answers from here go with ``via="web"``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -15,6 +16,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from tickethub.api.deps import call
 from tickethub.api.wire_types import Seq
+from tickethub.domain import proposal_diff
 from tickethub.domain.events import Event, EventType
 from tickethub.domain.ids import parse_id
 from tickethub.domain.messages import Message
@@ -27,11 +29,11 @@ from tickethub.errors import (
     StaleVersion,
     ValidationFailed,
 )
-from tickethub.web import schema_form
+from tickethub.web import review, schema_form
 from tickethub.web.live import sse, stream
 from tickethub.web.markdown import render as markdown
 from tickethub.web.render import SECURITY_HEADERS, fragment, page
-from tickethub.web.session import Viewer, check_csrf, viewer
+from tickethub.web.session import Viewer, check_csrf, still_signed_in, viewer
 from tickethub.web.ticket_view import TicketView, load, page_ticket_id
 
 router = APIRouter(include_in_schema=False)
@@ -73,6 +75,8 @@ def _render(request: Request, me: Viewer, view: TicketView, *, status_code: int 
             errors: dict[str, str] | None = None, posted: dict[str, str] | None = None,
             fields: list[schema_form.Field] | None = None) -> Response:
     ticket = view.ticket
+    version_rows = (review.version_rows(ticket.proposal, ticket.answer.data)
+                    if review.edited(ticket) and ticket.answer else None)
     context: dict[str, Any] = {
         "viewer": me, "v": view, "t": ticket, "notice": notice, "failed": failed,
         "errors": errors or {}, "posted": posted or {},
@@ -80,6 +84,9 @@ def _render(request: Request, me: Viewer, view: TicketView, *, status_code: int 
         "answer_fields": fields if failed == "answer" and fields else answer_fields(ticket),
         "edit_fields": fields if failed == "approve" and fields else edit_fields(ticket),
         "resolved_by": resolved_by(ticket),
+        "outcome_line": review.outcome_line(ticket),
+        "version_rows": version_rows,
+        "pending_changes": None,
     }
     return page(request, "ticket.html", context, status_code)
 
@@ -100,7 +107,10 @@ async def ticket_page(request: Request, ticket_id: TicketId, me: Me,
         view = await _load(request, ticket_id, me)
     except NotFound:
         return _not_found(request, me, ticket_id)
-    return _render(request, me, view, notice=_DONE.get(done or ""))
+    notice = _DONE.get(done or "")
+    if done == "approved" and view.ticket.status.value == "approved":
+        notice = review.outcome_line(view.ticket) or notice
+    return _render(request, me, view, notice=notice)
 
 
 def _multi(form: Any) -> dict[str, list[str]]:
@@ -111,47 +121,86 @@ def _version(form: Any) -> int | None:
     return parse_id(str(form.get("version") or ""))
 
 
+@dataclass
+class _Submission:
+    """A posted form read against its ticket: the typed value and every error found."""
+
+    fields: list[schema_form.Field]
+    data: Any
+    errors: dict[str, str]
+
+
+async def _read(request: Request, ticket: Ticket, form: Any, action: str,
+                posted: dict[str, str]) -> _Submission:
+    """Parse the form's fields, check all of them (the form's own reading, then the
+    schema), and for an approval tell a plain approval from one with changes."""
+    edit = form.get("edit") == "1"
+    fields: list[schema_form.Field] = []
+    if action == "answer" and ticket.response_schema is not None:
+        fields = answer_fields(ticket)
+    elif action == "approve" and (edit or _has_fields(form)):
+        fields = edit_fields(ticket)
+    data: Any = None
+    errors: dict[str, str] = {}
+    if fields:
+        schema_form.refill(fields, _multi(form))
+        data, errors = schema_form.parse(fields, _multi(form))
+        if action == "answer" or edit:
+            errors = await _all_errors(request, ticket, fields, data, errors)
+    if action == "approve" and fields and not errors:
+        baseline, _ = schema_form.parse(fields, schema_form.as_posted(fields))
+        data = review.edited_value(ticket.proposal, baseline, data)
+        changes = proposal_diff.diff(ticket.proposal, data)
+        if not edit and changes:
+            errors[""] = (f"You changed {proposal_diff.summary(changes)}. Choose "
+                          f"\u201cApprove with changes\u201d to approve your version, or "
+                          f"undo the changes to approve the proposal as it is.")
+        elif not changes:
+            fields = []  # nothing changed: a plain approval (the proposal is checked)
+    if action == "deny" and not posted["reason"].strip():
+        errors["comment"] = "Say why you deny it, so the agent can do better."
+    if action == "answer" and not fields and not posted["text"].strip():
+        errors["text"] = "Write an answer."
+    return _Submission(fields, data, errors)
+
+
+async def _send(request: Request, me: Viewer, ticket_id: int, action: str,
+                posted: dict[str, str], got: _Submission, version: int | None) -> None:
+    hub = request.app.state.hub
+    if action == "answer":
+        await call(hub.tickets.answer, me.actor, ticket_id,
+                   posted["text"] or posted["comment"] or None, got.data, VIA,
+                   expected_version=version)
+    elif action == "approve":
+        await call(hub.tickets.approve, me.actor, ticket_id, posted["comment"] or None,
+                   got.data if got.fields else None, VIA, expected_version=version)
+    else:
+        await call(hub.tickets.deny, me.actor, ticket_id, posted["reason"], VIA,
+                   expected_version=version)
+
+
 async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> Response:
-    """The one path of every form: CSRF, typed parse, service call, errors next to fields."""
+    """The one path of every form: CSRF, typed parse, every error at once, service call,
+    errors next to fields."""
     hub = request.app.state.hub
     form = await request.form()
     check_csrf(me, form.get("csrf"))
     posted = {key: str(form.get(key) or "") for key in ("text", "comment", "reason")}
+    if action == "deny" and "reason" not in form:  # the review form's one comment box
+        posted["reason"] = posted["comment"]
     try:
         ticket = await call(hub.tickets.get, ticket_id, me.actor)
     except NotFound:
         return _not_found(request, me, ticket_id)
-    fields: list[schema_form.Field] = []
-    data: Any = None
-    errors: dict[str, str] = {}
-    if action == "answer" and ticket.response_schema is not None:
-        fields = answer_fields(ticket)
-    elif action == "approve" and form.get("edit") == "1":
-        fields = edit_fields(ticket)
-    if fields:
-        schema_form.refill(fields, _multi(form))
-        data, errors = schema_form.parse(fields, _multi(form))
-    if action == "deny" and not posted["reason"].strip():
-        errors["reason"] = "Say why, so the agent can do better."
-    if action == "answer" and not fields and not posted["text"].strip():
-        errors["text"] = "Write an answer."
-    version = _version(form)
+    got = await _read(request, ticket, form, action, posted)
+    fields, errors = got.fields, got.errors
     if not errors:
         try:
-            if action == "answer":
-                await call(hub.tickets.answer, me.actor, ticket_id,
-                           posted["text"] or posted["comment"] or None, data, VIA,
-                           expected_version=version)
-            elif action == "approve":
-                await call(hub.tickets.approve, me.actor, ticket_id, posted["comment"] or None,
-                           data if fields else None, VIA, expected_version=version)
-            else:
-                await call(hub.tickets.deny, me.actor, ticket_id, posted["reason"], VIA,
-                           expected_version=version)
+            await _send(request, me, ticket_id, action, posted, got, _version(form))
         except ValidationFailed as exc:
             if fields:
                 errors = schema_form.errors_from_problem(exc.extra.get("errors"), exc.field,
-                                                         exc.detail)
+                                                         exc.detail, fields)
                 known = schema_form.all_names(fields)
                 errors = {(k if k in known else ""): v for k, v in errors.items()}
             else:
@@ -172,8 +221,32 @@ async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> 
             done = {"answer": "answered", "approve": "approved", "deny": "denied"}[action]
             return RedirectResponse(f"/t/{ticket_id}?done={done}", status_code=303)
     view = await _load(request, ticket_id, me)
+    errors = schema_form.in_form_order(fields, errors)
     return _render(request, me, view, status_code=422, failed=action, errors=errors,
                    posted=posted, fields=fields)
+
+
+def _has_fields(form: Any) -> bool:
+    return any(key == schema_form.ROOT or key.startswith(schema_form.ROOT + ".")
+               for key in form)
+
+
+async def _all_errors(request: Request, ticket: Ticket, fields: list[schema_form.Field],
+                      data: Any, errors: dict[str, str]) -> dict[str, str]:
+    """The form's own errors plus every schema error of the rest, so a person sees all
+    of them after one submit (not the next one after fixing the first)."""
+    schema = ticket.response_schema
+    if schema is None:
+        return errors
+    try:
+        await call(request.app.state.hub.schemas.validate, data, schema, "data")
+    except ValidationFailed as exc:
+        found = schema_form.errors_from_problem(exc.extra.get("errors"), exc.field,
+                                                exc.detail, fields)
+        known = schema_form.all_names(fields)
+        for name, text in found.items():
+            errors.setdefault(name if name in known else "", text)
+    return errors
 
 
 @router.post("/t/{ticket_id}/answer")
@@ -226,9 +299,11 @@ async def ticket_stream(request: Request, ticket_id: TicketId, me: Me,
                 found = [m for m in messages if m.id == wanted] if wanted else messages[-1:]
                 if found:
                     data["message_id"] = found[0].id
-                    data["html"] = fragment("_message.html", "message", found[0],
-                                            hub.clock.now())
+                    data["html"] = fragment(
+                        "_message.html", "message", found[0], hub.clock.now(),
+                        ticket.proposal if ticket.kind is Kind.APPROVAL else None)
             out.append(sse("change", data, event.seq))
         return out
 
-    return await stream(request, render, ticket_id=ticket_id, since=since)
+    return await stream(request, render, ticket_id=ticket_id, since=since,
+                        signed_in=still_signed_in(request))

@@ -1,4 +1,4 @@
-// tickethub web inbox: live updates (SSE), keyboard, in-page validation, Markdown preview.
+// tickethub web inbox: live updates (SSE), keyboard, Markdown preview.
 // Plain JS, no build step. Pages work without it; this only adds to them.
 (function () {
   "use strict";
@@ -46,7 +46,7 @@
   if (inbox && window.EventSource) {
     const baseTitle = document.title;
     let fresh = 0;
-    const source = new EventSource(inbox.dataset.stream);
+    const source = window.tickethub.stream(inbox.dataset.stream);  // live.js
     source.addEventListener("row", (ev) => {
       const data = JSON.parse(ev.data);
       if ($(`.row[data-id="${data.id}"]`)) return;
@@ -54,8 +54,9 @@
       holder.innerHTML = data.html;  // rendered and escaped by the server
       const row = holder.firstElementChild;
       row.classList.add("fresh");
-      $("#rows").prepend(row);
-      if (selected >= 0) selected += 1;
+      if (window.tickethub.placeRow($("#rows"), row, data)) {  // in sort order (live.js)
+        if (selected >= 0 && items().indexOf(row) <= selected) selected += 1;
+      }
       fresh += 1;
       const empty = $("#empty"); if (empty) empty.remove();
       const total = $("#total");
@@ -83,7 +84,7 @@
   // ---- ticket page: answered elsewhere → banner + disabled forms ---------------------
   const ticket = $(".ticket[data-stream]");
   if (ticket && window.EventSource) {
-    const source = new EventSource(ticket.dataset.stream);
+    const source = window.tickethub.stream(ticket.dataset.stream);
     source.addEventListener("change", (ev) => {
       const data = JSON.parse(ev.data);
       const badge = $("#status-badge");
@@ -109,7 +110,8 @@
         $$(".ticket > .meta .due").forEach((el) => el.remove());
         $$("#answer form").forEach((form) => {
           form.setAttribute("aria-disabled", "true");
-          $$("input, textarea, select, button", form).forEach((el) => { el.disabled = true; });
+          // form.elements: also the decision bar's buttons (form="..." outside the form)
+          Array.from(form.elements).forEach((el) => { el.disabled = true; });
         });
       } else {
         $$('#answer input[name="version"]').forEach((el) => { el.value = data.version; });
@@ -117,49 +119,7 @@
     });
   }
 
-  // ---- in-page validation (the server checks everything again) ------------------------
-  function message(el) {
-    const type = el.dataset.type;
-    const value = el.value.trim();
-    if (el.validity && el.validity.badInput) return type === "integer" ? "Enter a whole number." : "Enter a number.";
-    if (!value) return el.dataset.required ? (el.tagName === "SELECT" ? "Pick one of the choices." : "This field is required.") : "";
-    if (type === "integer" || type === "number") {
-      const n = Number(value);
-      if (!Number.isFinite(n)) return "Enter a number.";
-      if (type === "integer" && !Number.isInteger(n)) return "Enter a whole number.";
-      if (el.min !== "" && n < Number(el.min)) return `Must be at least ${el.min}.`;
-      if (el.max !== "" && n > Number(el.max)) return `Must be at most ${el.max}.`;
-    }
-    if (type === "json") { try { JSON.parse(value); } catch (e) { return "Enter valid JSON."; } }
-    const min = el.getAttribute("minlength"), max = el.getAttribute("maxlength");
-    if (min && value.length < Number(min)) return `Use at least ${min} characters.`;
-    if (max && value.length > Number(max)) return `Use at most ${max} characters.`;
-    const pattern = el.getAttribute("pattern");
-    if (pattern) { try { if (!new RegExp(`^(?:${pattern})$`, "u").test(value)) return "This does not have the expected format."; } catch (e) { /* server checks */ } }
-    if (type === "email" && el.validity && el.validity.typeMismatch) return "Enter an email address.";
-    if (type === "url" && el.validity && el.validity.typeMismatch) return "Enter a URL.";
-    return "";
-  }
-  function check(el) {
-    const problem = message(el);
-    const out = document.getElementById(`${el.id}-error`);
-    if (out) out.textContent = problem;
-    if (problem) el.setAttribute("aria-invalid", "true"); else el.removeAttribute("aria-invalid");
-    return !problem;
-  }
-  $$("form[novalidate]").forEach((form) => {
-    const fields = () => $$("input[id], textarea[id], select[id]", form).filter((el) => el.dataset.type || el.dataset.required);
-    // Re-check while typing once a field shows an error, so fixing it clears the message
-    // right away (and the layout does not jump under the pointer at the next click).
-    fields().forEach((el) => {
-      el.addEventListener("change", () => check(el));
-      el.addEventListener("input", () => { if (el.getAttribute("aria-invalid")) check(el); });
-    });
-    form.addEventListener("submit", (ev) => {
-      const bad = fields().filter((el) => !check(el));
-      if (bad.length) { ev.preventDefault(); bad[0].focus(); }
-    });
-  });
+  // ---- in-page validation: forms.js; approval review: review.js --------------------
 
   // ---- Markdown preview (rendered by the server's safe renderer) ----------------------
   $$(".preview-button").forEach((button) => {
