@@ -4,7 +4,8 @@ Against a real ``tickethub serve`` process (SQLite, ``TICKETHUB_METRICS=true`` w
 token): ``--tickets`` tickets are asked (a third answered, so the event log, the answers
 and the ticket counts have something to count) and ``--parked`` agents park on
 long-polls. Then the server's CPU time is read from ``/proc`` over ``--seconds`` of
-idling (the anchor, in the same run), and over ``--seconds`` of one scrape per second.
+idling (the anchor, in the same run) and ``--seconds`` of one scrape per second, in
+three interleaved rounds.
 
 Reported: the extra CPU the scrapes cost, as % of one core (goal, issue 18: < 1%), with
 the idle hub's own CPU % as anchor (ratio = scraping / idle); and the server CPU time of
@@ -28,13 +29,14 @@ from bench.runner import main, size
 
 NAME = "metrics_scrape"
 TOKEN = "bench-metrics-token-0123456789"
+ROUNDS = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(NAME)
     group.add_argument("--tickets", type=int, help="tickets in the hub [3000; quick 300].")
     group.add_argument("--parked", type=int, help="agents parked on long-polls [200; quick 50].")
-    group.add_argument("--seconds", type=float, help="length of each phase [30; quick 8].")
+    group.add_argument("--seconds", type=float, help="length of each phase [60; quick 9].")
     group.add_argument("--cache-seconds", type=float, default=5.0,
                        help="TICKETHUB_METRICS_CACHE_SECONDS of the hub [5].")
 
@@ -93,7 +95,7 @@ async def _cpu_per_scrape(hub: HubProcess, n: int) -> float:
 async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
     tickets = size(args, "tickets", 3000, 300)
     parked = size(args, "parked", 200, 50)
-    seconds = size(args, "seconds", 30.0, 8.0)
+    seconds = size(args, "seconds", 60.0, 9.0)
     env = {"TICKETHUB_METRICS": "true", "TICKETHUB_METRICS_TOKEN": TOKEN,
            "TICKETHUB_METRICS_CACHE_SECONDS": str(args.cache_seconds)}
     with HubProcess(env=env) as hub:
@@ -104,9 +106,17 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
         async with httpx.AsyncClient(base_url=hub.url, timeout=120, limits=limits) as c:
             polls = [asyncio.create_task(c.get(f"/api/v1/tickets/{i}/wait?timeout=60",
                                                headers=agent)) for i in waiting]
-            await asyncio.sleep(2.0)  # let them park (and the fill's writes settle)
-            idle_cpu, _ = await _cpu_over(hub, seconds, scrape=False)
-            scraped_cpu, scrapes = await _cpu_over(hub, seconds, scrape=True)
+            await asyncio.sleep(5.0)  # let them park (and the fill's writes settle)
+            # Idle and scraped phases interleaved in rounds, so drift (a checkpoint, the
+            # machine's other load) falls on both alike.
+            idle_cpu = scraped_cpu = 0.0
+            scrapes = 0
+            for _ in range(ROUNDS):
+                cpu, _ = await _cpu_over(hub, seconds / ROUNDS, scrape=False)
+                idle_cpu += cpu
+                cpu, n = await _cpu_over(hub, seconds / ROUNDS, scrape=True)
+                scraped_cpu += cpu
+                scrapes += n
             per_scrape = await _cpu_per_scrape(hub, 20)
             for task in polls:
                 task.cancel()

@@ -8,10 +8,12 @@ Off unless ``TICKETHUB_METRICS`` is true (404, as an unknown path). With
 from __future__ import annotations
 
 import hmac
+from collections.abc import Iterable
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from tickethub.api.deps import bearer_token, call
@@ -26,7 +28,7 @@ router = APIRouter(tags=["health"])
 class _Process(Collector):
     """The process-wide series (ops/series.py), beside one hub's scrape-time series."""
 
-    def collect(self):  # type: ignore[no-untyped-def]
+    def collect(self) -> Iterable[Metric]:
         return REGISTRY.collect()
 
 
