@@ -19,7 +19,7 @@ from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft
 from tickethub.errors import TickethubError
 from tickethub.mail.operations import Operation
-from tickethub.mail.parse import ParsedMail
+from tickethub.mail.parse import ParsedMail, printable
 from tickethub.services.tickets import TicketService
 
 MAIL_ACTOR = Actor(name="mail", role=Role.RESPONDER, kind=ActorKind.SYSTEM)
@@ -75,7 +75,7 @@ class OperationApplier:
                                 "raised_by": mail.from_addr or "unknown"}
         draft = TicketDraft(
             kind=Kind.QUESTION if op.kind == "question" else Kind.TASK,
-            title=(op.title or mail.subject or "(no subject)").strip()[:300],
+            title=(printable(op.title or mail.subject).strip() or "(no subject)")[:300],
             body=body, parent_id=op.parent or default_parent, assignee=op.assignee,
             due_at=due, refs=refs,
         )

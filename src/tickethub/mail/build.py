@@ -41,6 +41,7 @@ def make_pipeline(runtime: HubRuntime, extractor: Extractor, *, root_issue: int 
         max_bytes=getattr(settings, "mail_max_bytes", 25 * 1024 * 1024),
         defer_days=getattr(settings, "mail_defer_days", 7.0),
         reply_handler=reply_handler,
+        ignore=getattr(settings, "mail_ignore", ("spam", "bulk")),
     )
 
 

@@ -1,21 +1,27 @@
 """One mail at a time: parse → (reply channel) → thread → context → extract → validate →
 apply → record. Idempotent: a Message-ID already recorded is skipped, and a mail
 interrupted half-way is finished on the next run without repeating what was applied
-(see ``mail.apply``). Nothing here raises for bad mail: it is quarantined with its reason
-and the run goes on.
+(see ``mail.apply``). Nothing here raises for bad mail: whatever fails on one mail —
+the parser, the reply check, the extractor, applying — quarantines it with its reason and
+the run (and an IMAP cursor) goes on; only a failure to write the quarantine itself (the
+database is away) is raised. Spam and bulk mail (``mail.screening``, the ``mail_ignore``
+setting) are recorded as ignored. Mails over ``offload_bytes`` are parsed in a worker
+thread, so a big mail never holds up the event loop of a running hub.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from tickethub.mail.apply import Applied, OperationApplier
 from tickethub.mail.extractors.base import ExtractionFailed, Extractor, IssueView, MailContext
 from tickethub.mail.operations import Operation, rejection
 from tickethub.mail.parse import ParsedMail, UnreadableMail, parse_mail
+from tickethub.mail.screening import screened
 from tickethub.mail.threads import base_subject, is_reply_subject
 from tickethub.services.mail_state import MailRecord, MailState
 from tickethub.services.ports import Clock
@@ -57,6 +63,8 @@ class MailPipeline:
         max_bytes: int = 25 * 1024 * 1024,
         defer_days: float = 7.0,
         reply_handler: ReplyHandler | None = None,
+        ignore: Collection[str] = ("spam", "bulk"),
+        offload_bytes: int = 32 * 1024,
     ) -> None:
         self.tickets = tickets
         self.state = state
@@ -66,26 +74,49 @@ class MailPipeline:
         self.max_bytes = max_bytes
         self.applier = OperationApplier(tickets, defer_days=defer_days)
         self.reply_handler = reply_handler
+        self.ignore = frozenset(ignore)
+        self.offload_bytes = offload_bytes
         self.summary = RunSummary()
 
     async def process(self, mailbox: str, source_key: str, raw: bytes) -> str:
         """Process one raw mail; returns its outcome (a ``RunSummary`` count key)."""
         self.summary.counts["read"] += 1
-        outcome = await self._process(mailbox, source_key, raw)
+        try:
+            outcome = await self._process(mailbox, source_key, raw)
+        except Exception as exc:  # anything this mail sets off: keep it, go on
+            log.exception("mail %s/%s failed", mailbox, source_key)
+            outcome = self._quarantine(mailbox, source_key, None,
+                                       f"processing failed: {_describe(exc)}", raw)
         self.summary.counts[outcome] += 1
         return outcome
 
+    async def _parse(self, raw: bytes) -> ParsedMail:
+        if len(raw) > self.offload_bytes:
+            return await asyncio.to_thread(parse_mail, raw, max_bytes=self.max_bytes)
+        return parse_mail(raw, max_bytes=self.max_bytes)
+
     async def _process(self, mailbox: str, source_key: str, raw: bytes) -> str:
         try:
-            mail = parse_mail(raw, max_bytes=self.max_bytes)
+            mail = await self._parse(raw)
         except UnreadableMail as exc:
             return self._quarantine(mailbox, source_key, None, exc.reason, raw)
         except Exception as exc:  # a parser bug must not stop the run
             return self._quarantine(mailbox, source_key, None,
-                                    f"parser crashed: {type(exc).__name__}: {exc}", raw)
+                                    f"parser crashed: {_describe(exc)}", raw)
         if self.state.get(mail.message_id) is not None:
             return "skipped"
-        if self.reply_handler is not None and self.reply_handler(mail):
+        kind = screened(mail, self.ignore)
+        if kind is not None:
+            self._record(mail, mailbox, mail.message_id, None, (), (),
+                         ({"op": "ignore", "reason": kind},))
+            return "ignored"
+        try:
+            is_reply = self.reply_handler is not None and self.reply_handler(mail)
+        except Exception as exc:
+            log.exception("reply check of %s failed", mail.message_id)
+            return self._quarantine(mailbox, source_key, mail.message_id,
+                                    f"reply check failed: {_describe(exc)}", raw)
+        if is_reply:
             self._record(mail, mailbox, mail.message_id, None, (), (), ())
             return "replies"
         try:
@@ -96,7 +127,7 @@ class MailPipeline:
         except Exception as exc:
             log.exception("mail %s failed", mail.message_id)
             return self._quarantine(mailbox, source_key, mail.message_id,
-                                    f"processing failed: {type(exc).__name__}: {exc}", raw)
+                                    f"processing failed: {_describe(exc)}", raw)
 
     async def _extract_and_apply(self, mail: ParsedMail, mailbox: str) -> str:
         thread_root, parent, new_topic, known = self._thread_of(mail)
@@ -228,6 +259,10 @@ class MailPipeline:
         log.warning("quarantined %s/%s: %s", mailbox, source_key, reason)
         self.state.quarantine(mailbox, source_key, message_id, reason, raw, self.clock.now())
         return "quarantined"
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc)[:500]}"
 
 
 def _outcome(results: list[Applied]) -> str:
