@@ -9,7 +9,8 @@ elements are dropped; block elements become line breaks; the text inside
 quote; runs of blanks collapse.
 
 How: one regular-expression scan for markup over the string (every pattern consumes what
-it scans, so no backtracking runs past a ``<``), text taken as the slices between, a counter instead of a tree for quote depth
+it scans, so no backtracking runs past a ``<``), text taken as the slices between, a
+counter instead of a tree for quote depth
 and for dropped elements, and no DOM at all. The input is cut at ``max_chars`` first.
 """
 
