@@ -4,9 +4,9 @@ linear in its input, however deep the nesting (issue 16: 60,000 nested ``<blockq
 
 Anchor, in the same run: the same number of bytes of flat paragraphs
 (``<p>...</p>``), which any converter handles in linear time. Rows: the bomb's time
-against the anchor's (goal ≤ 3×), and the growth from a quarter of the bomb to the whole
-(time per byte at 60,000 levels over time per byte at 15,000; linear is 1×, the old
-quadratic converter gave about 4×). Each time is the best of ``--repeat`` runs.
+against the anchor's (goal ≤ 3x), and the growth from a quarter of the bomb to the whole
+(time per byte at 60,000 levels over time per byte at 15,000; linear is 1x, the old
+quadratic converter gave about 4x). Each time is the best of ``--repeat`` runs.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
     rows = [
         Row(NAME, f"{levels:,} nested blockquotes ({mb:.2f} MB) → text", t_whole, "s",
             Goal("<=", 3 * t_flat), "same bytes of flat paragraphs, s", t_flat),
-        Row(NAME, "time per byte, whole bomb over a quarter of it", growth, "×",
+        Row(NAME, "time per byte, whole bomb over a quarter of it", growth, "x",
             Goal("<=", 2.0), "linear", 1.0),
         Row(NAME, "peak memory of the conversion", memory, "MB", None, "input MB", mb),
     ]
