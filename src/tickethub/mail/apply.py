@@ -54,11 +54,10 @@ class OperationApplier:
         assert op.target is not None
         ticket = self._tickets.get(op.target)
         if self._noted(ticket.id, key):
-            return Applied(op, ticket.id, False, self._tickets.get(ticket.id).status.value,
-                           "already applied")
+            return Applied(op, ticket.id, False, ticket.status.value, "already applied")
         before = ticket.status
         applied, note = self._change(ticket, op, mail, now)
-        after = self._tickets.get(ticket.id)
+        after = self._tickets.get(ticket.id) if applied else ticket
         self._note(mail, key, after, op, extractor, before.value, applied, note)
         return Applied(op, ticket.id, applied, after.status.value, note)
 
