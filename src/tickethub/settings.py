@@ -5,6 +5,7 @@ the same names in lower case. Every setting has a default that works on a laptop
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import (
@@ -214,6 +215,10 @@ class Settings(BaseSettings):
                                 "(offline) or llm (the model at mail_llm_base_url).")
     mail_max_bytes: int = Field(25 * 1024 * 1024, ge=1024, description="Larger mails are "
                                 "quarantined unread.")
+    mail_ignore: list[Literal["spam", "bulk"]] = Field(
+        ["spam", "bulk"], description="Mail the pipeline reads and ignores (never an "
+        "issue): spam (X-Spam-Flag: YES or X-Spam-Status: Yes from the server's filter), "
+        "bulk (Precedence: bulk/junk outside a mailing list or a thread). [] reads all.")
     mail_defer_days: float = Field(7.0, gt=0, description="How long a mail that defers an "
                                    "issue defers it.")
     mail_llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint for "

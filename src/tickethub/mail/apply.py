@@ -19,7 +19,7 @@ from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft
 from tickethub.errors import TickethubError
 from tickethub.mail.operations import Operation
-from tickethub.mail.parse import ParsedMail
+from tickethub.mail.parse import ParsedMail, printable
 from tickethub.services.tickets import TicketService
 
 MAIL_ACTOR = Actor(name="mail", role=Role.RESPONDER, kind=ActorKind.SYSTEM)
@@ -54,11 +54,10 @@ class OperationApplier:
         assert op.target is not None
         ticket = self._tickets.get(op.target)
         if self._noted(ticket.id, key):
-            return Applied(op, ticket.id, False, self._tickets.get(ticket.id).status.value,
-                           "already applied")
+            return Applied(op, ticket.id, False, ticket.status.value, "already applied")
         before = ticket.status
         applied, note = self._change(ticket, op, mail, now)
-        after = self._tickets.get(ticket.id)
+        after = self._tickets.get(ticket.id) if applied else ticket
         self._note(mail, key, after, op, extractor, before.value, applied, note)
         return Applied(op, ticket.id, applied, after.status.value, note)
 
@@ -75,7 +74,7 @@ class OperationApplier:
                                 "raised_by": mail.from_addr or "unknown"}
         draft = TicketDraft(
             kind=Kind.QUESTION if op.kind == "question" else Kind.TASK,
-            title=(op.title or mail.subject or "(no subject)").strip()[:300],
+            title=(printable(op.title or mail.subject).strip() or "(no subject)")[:300],
             body=body, parent_id=op.parent or default_parent, assignee=op.assignee,
             due_at=due, refs=refs,
         )

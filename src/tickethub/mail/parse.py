@@ -9,6 +9,15 @@ Contract:
   text (nothing remote fetched); other parts are listed as attachments (name, type, size);
 * a mail without a Message-ID gets a stable one derived from its bytes, so ingesting it
   twice still finds it; ``message_id_synthesized`` says so;
+* every header parser is bounded: a header value is cut at ``MAX_HEADER_CHARS`` before
+  it is parsed, and a parser that fails on it (``RecursionError`` on 600 nested
+  parentheses, an overflowing date, a charset that is no text encoding) falls back — the
+  addresses found by a plain pattern, no date, the raw value — and notes a defect;
+* bogus charsets (``rot13``, ``base64``, ``zlib``, a name with a NUL, ...) are not text
+  encodings: the body is decoded as UTF-8, else with replacement characters, and the
+  charset is noted in ``defects``;
+* the subject has control and bidirectional-override characters removed
+  (:func:`printable`);
 * what cannot be read as mail at all raises :class:`UnreadableMail` with the reason; the
   caller quarantines it and goes on.
 """
@@ -19,6 +28,7 @@ import codecs
 import contextlib
 import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.header import decode_header, make_header
@@ -34,7 +44,12 @@ from tickethub.mail.threads import is_reply_subject
 _SURROGATES = re.compile("[\udc80-\udcff]")
 _MSGID = re.compile(r"<([^<>\s]+)>")
 _BARE_MSGID = re.compile(r"^[^<>\s@]+@[^<>\s@]+$")
+_PLAIN_ADDRESS = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})*")
 MAX_TEXT_CHARS = 200_000
+MAX_HEADER_CHARS = 16_384
+"""A header value is cut here before any parser sees it."""
+MAX_MESSAGE_ID_CHARS = 400
+"""A longer Message-ID is replaced by a stable digest of it (the database keeps 500)."""
 
 
 class _MailPolicy(EmailPolicy):
@@ -48,7 +63,9 @@ class _MailPolicy(EmailPolicy):
 
 
 def decode_header_value(value: str) -> str:
-    """One header value, unfolded and decoded (see :class:`_MailPolicy`)."""
+    """One header value, unfolded and decoded (see :class:`_MailPolicy`); cut at
+    ``MAX_HEADER_CHARS``; never raises."""
+    value = value[:MAX_HEADER_CHARS]
     value = "".join(value.splitlines()) if "\n" in value else value
     if not value.isascii() and _SURROGATES.search(value):
         raw = value.encode("ascii", "surrogateescape")
@@ -130,7 +147,9 @@ class ParsedMail:
 
 
 _KEPT_HEADERS = ("auto-submitted", "precedence", "x-autoreply", "x-autorespond", "list-id",
-                 "x-tickethub-token", "delivered-to", "reply-to", "x-mailer")
+                 "x-tickethub-token", "delivered-to", "reply-to", "x-mailer", "x-spam-flag",
+                 "x-spam-status", "list-post", "list-unsubscribe", "mailing-list",
+                 "x-mailing-list", "x-beenthere", "x-loop")
 _WANTED = frozenset((*_KEPT_HEADERS, "subject", "message-id", "from", "to", "cc", "date",
                      "in-reply-to", "references", "content-type", "content-disposition"))
 _CHARSET = re.compile(r"charset\s*=\s*\"?([^\";\s]+)", re.IGNORECASE)
@@ -140,10 +159,25 @@ def message_ids(value: str | None) -> tuple[str, ...]:
     """The Message-IDs in a References/In-Reply-To value, in order, normalized to <...>."""
     if not value:
         return ()
-    found = _MSGID.findall(value)
+    found = _MSGID.findall(value[:MAX_HEADER_CHARS])
     if not found and _BARE_MSGID.match(value.strip()):
         found = [value.strip()]
-    return tuple(f"<{m}>" for m in found)
+    return tuple(f"<{m}>" if len(m) <= MAX_MESSAGE_ID_CHARS else
+                 "<" + hashlib.sha256(m.encode("utf-8", "replace")).hexdigest()[:32]
+                 + "@long.tickethub.invalid>" for m in found)
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters (BEL, ESC, NUL, ...), bidirectional overrides
+    and other invisible format characters (U+202E, U+2066, ...): what is safe to show as
+    a title. Joiners (U+200C, U+200D, used in emoji and Indic scripts) are kept."""
+    if text.isprintable():
+        return text
+    return "".join(ch for ch in text if ch.isprintable() or ch in _KEEP_INVISIBLE or (
+        unicodedata.category(ch) == "Zs")).strip()
+
+
+_KEEP_INVISIBLE = frozenset("\u200c\u200d")
 
 
 def parse_mail(raw: bytes, *, max_bytes: int | None = None) -> ParsedMail:
@@ -178,25 +212,25 @@ def parse_mail(raw: bytes, *, max_bytes: int | None = None) -> ParsedMail:
     synthesized = not found_ids
     message_id = found_ids[0] if found_ids else (
         "<" + hashlib.sha256(raw).hexdigest()[:32] + "@synthesized.tickethub.invalid>")
-    from_name, from_addr = parseaddr(header("from"))
+    from_name, from_addr = _sender(header("from"), defects)
     text, html_only, attachments = _body(msg, defects, found)
     date = None
     raw_date = header("date")
     if raw_date:
         try:
-            date = parsedate_to_datetime(raw_date)
-        except (TypeError, ValueError, IndexError):
+            date = parsedate_to_datetime(raw_date[:200])
+        except Exception:  # TypeError, ValueError, OverflowError (year 9999999999), ...
             defects.append("InvalidDate")
     headers = {name: value for name in _KEPT_HEADERS if (value := header(name))}
     in_reply_to = message_ids(header("in-reply-to"))
     references = message_ids(header("references"))
-    subject = " ".join(subject.split())
+    subject = printable(" ".join(subject.split()))
     is_reply = bool(in_reply_to or references) or is_reply_subject(subject)
     return ParsedMail(
         message_id=message_id,
         subject=subject,
         from_addr=from_addr.strip().lower(),
-        from_name=from_name.strip(),
+        from_name=printable(from_name.strip()),
         text=text,
         own_text=own_text(text, reply=is_reply),
         in_reply_to=in_reply_to,
@@ -214,7 +248,22 @@ def parse_mail(raw: bytes, *, max_bytes: int | None = None) -> ParsedMail:
 
 
 def _addresses(value: str) -> tuple[str, ...]:
-    return tuple(addr.lower() for _, addr in getaddresses([value]) if "@" in addr)
+    """The addresses in a To/Cc value; never raises (see the module contract)."""
+    value = value[:MAX_HEADER_CHARS]
+    try:
+        return tuple(addr.lower() for _, addr in getaddresses([value]) if "@" in addr)
+    except Exception:  # RecursionError on nested comments, parser bugs: plain pattern
+        return tuple(dict.fromkeys(m.lower() for m in _PLAIN_ADDRESS.findall(value)))
+
+
+def _sender(value: str, defects: list[str]) -> tuple[str, str]:
+    """(display name, address) of a From value; never raises."""
+    try:
+        return parseaddr(value[:MAX_HEADER_CHARS])
+    except Exception:
+        defects.append("UnparsableFrom")
+        found = _PLAIN_ADDRESS.search(value[:MAX_HEADER_CHARS])
+        return "", found.group(0) if found else ""
 
 
 def decode_part(part: EmailMessage, defects: list[str], charset: str | None = None) -> str:
@@ -228,16 +277,20 @@ def decode_part(part: EmailMessage, defects: list[str], charset: str | None = No
         return raw if isinstance(raw, str) else ""
     if not isinstance(payload, bytes):
         return str(payload)
-    charset = (charset or part.get_content_charset() or "us-ascii").strip().strip('"').lower()
+    if charset is None:
+        try:
+            charset = part.get_content_charset()
+        except Exception:
+            charset = None
+    charset = (charset or "us-ascii").strip().strip('"').lower()
     charset = _SUPERSETS.get(charset, charset)
-    try:
-        codecs.lookup(charset)
-    except LookupError:
-        defects.append(f"UnknownCharset:{charset[:40]}")
+    if not _is_text_encoding(charset):
+        defects.append(f"UnknownCharset:{charset[:40]!r}" if not charset.isprintable()
+                       else f"UnknownCharset:{charset[:40]}")
         charset = "utf-8"
     try:
         return payload.decode(charset)
-    except UnicodeDecodeError:
+    except Exception:  # UnicodeDecodeError; UnicodeError from punycode, idna, ...
         pass
     if charset not in ("utf-8", "us-ascii", "ascii"):
         try:
@@ -249,7 +302,22 @@ def decode_part(part: EmailMessage, defects: list[str], charset: str | None = No
     defects.append(f"UndecodableBytes:{charset[:40]}")
     if charset in ("us-ascii", "ascii"):  # undeclared 8-bit: most often UTF-8, else Latin-1
         charset = "utf-8" if _mostly_utf8(payload) else "cp1252"
-    return payload.decode(charset, errors="replace")
+    try:
+        return payload.decode(charset, errors="replace")
+    except Exception:  # a codec that fails even with errors="replace"
+        return payload.decode("latin-1")
+
+
+def _is_text_encoding(charset: str) -> bool:
+    """A codec that turns bytes into text: not ``rot13``, ``base64``, ``hex``, ``zlib``,
+    ``uu``, ``bz2`` (bytes↔bytes or str↔str transforms), not a name with a NUL."""
+    if not charset or len(charset) > 64 or not charset.isprintable():
+        return False
+    try:
+        info = codecs.lookup(charset)
+    except (LookupError, ValueError, TypeError):
+        return False
+    return bool(getattr(info, "_is_text_encoding", True))
 
 
 # Mail that declares a charset often uses its common superset (Outlook, old Chinese mail).

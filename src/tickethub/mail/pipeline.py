@@ -1,21 +1,27 @@
 """One mail at a time: parse → (reply channel) → thread → context → extract → validate →
 apply → record. Idempotent: a Message-ID already recorded is skipped, and a mail
 interrupted half-way is finished on the next run without repeating what was applied
-(see ``mail.apply``). Nothing here raises for bad mail: it is quarantined with its reason
-and the run goes on.
+(see ``mail.apply``). Nothing here raises for bad mail: whatever fails on one mail —
+the parser, the reply check, the extractor, applying — quarantines it with its reason and
+the run (and an IMAP cursor) goes on; only a failure to write the quarantine itself (the
+database is away) is raised. Spam and bulk mail (``mail.screening``, the ``mail_ignore``
+setting) are recorded as ignored. Mails over ``offload_bytes`` are parsed in a worker
+thread, so a big mail never holds up the event loop of a running hub.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from tickethub.mail.apply import Applied, OperationApplier
 from tickethub.mail.extractors.base import ExtractionFailed, Extractor, IssueView, MailContext
 from tickethub.mail.operations import Operation, rejection
 from tickethub.mail.parse import ParsedMail, UnreadableMail, parse_mail
+from tickethub.mail.screening import screened
 from tickethub.mail.threads import base_subject, is_reply_subject
 from tickethub.services.mail_state import MailRecord, MailState
 from tickethub.services.ports import Clock
@@ -57,6 +63,8 @@ class MailPipeline:
         max_bytes: int = 25 * 1024 * 1024,
         defer_days: float = 7.0,
         reply_handler: ReplyHandler | None = None,
+        ignore: Collection[str] = ("spam", "bulk"),
+        offload_bytes: int = 32 * 1024,
     ) -> None:
         self.tickets = tickets
         self.state = state
@@ -66,26 +74,52 @@ class MailPipeline:
         self.max_bytes = max_bytes
         self.applier = OperationApplier(tickets, defer_days=defer_days)
         self.reply_handler = reply_handler
+        self.ignore = frozenset(ignore)
+        self.offload_bytes = offload_bytes
         self.summary = RunSummary()
+        self.views: dict[int, IssueView] | None = None
+        """Issue views kept during a bulk run (``mail.build.ingest``); the issues a mail
+        changes are dropped from it."""
 
     async def process(self, mailbox: str, source_key: str, raw: bytes) -> str:
         """Process one raw mail; returns its outcome (a ``RunSummary`` count key)."""
         self.summary.counts["read"] += 1
-        outcome = await self._process(mailbox, source_key, raw)
+        try:
+            outcome = await self._process(mailbox, source_key, raw)
+        except Exception as exc:  # anything this mail sets off: keep it, go on
+            log.exception("mail %s/%s failed", mailbox, source_key)
+            outcome = self._quarantine(mailbox, source_key, None,
+                                       f"processing failed: {_describe(exc)}", raw)
         self.summary.counts[outcome] += 1
         return outcome
 
+    async def _parse(self, raw: bytes) -> ParsedMail:
+        if len(raw) > self.offload_bytes:
+            return await asyncio.to_thread(parse_mail, raw, max_bytes=self.max_bytes)
+        return parse_mail(raw, max_bytes=self.max_bytes)
+
     async def _process(self, mailbox: str, source_key: str, raw: bytes) -> str:
         try:
-            mail = parse_mail(raw, max_bytes=self.max_bytes)
+            mail = await self._parse(raw)
         except UnreadableMail as exc:
             return self._quarantine(mailbox, source_key, None, exc.reason, raw)
         except Exception as exc:  # a parser bug must not stop the run
             return self._quarantine(mailbox, source_key, None,
-                                    f"parser crashed: {type(exc).__name__}: {exc}", raw)
-        if self.state.get(mail.message_id) is not None:
+                                    f"parser crashed: {_describe(exc)}", raw)
+        if self.state.is_recorded(mail.message_id):
             return "skipped"
-        if self.reply_handler is not None and self.reply_handler(mail):
+        kind = screened(mail, self.ignore)
+        if kind is not None:
+            self._record(mail, mailbox, mail.message_id, None, (), (),
+                         ({"op": "ignore", "reason": kind},))
+            return "ignored"
+        try:
+            is_reply = self.reply_handler is not None and self.reply_handler(mail)
+        except Exception as exc:
+            log.exception("reply check of %s failed", mail.message_id)
+            return self._quarantine(mailbox, source_key, mail.message_id,
+                                    f"reply check failed: {_describe(exc)}", raw)
+        if is_reply:
             self._record(mail, mailbox, mail.message_id, None, (), (), ())
             return "replies"
         try:
@@ -96,7 +130,7 @@ class MailPipeline:
         except Exception as exc:
             log.exception("mail %s failed", mail.message_id)
             return self._quarantine(mailbox, source_key, mail.message_id,
-                                    f"processing failed: {type(exc).__name__}: {exc}", raw)
+                                    f"processing failed: {_describe(exc)}", raw)
 
     async def _extract_and_apply(self, mail: ParsedMail, mailbox: str) -> str:
         thread_root, parent, new_topic, known = self._thread_of(mail)
@@ -126,6 +160,9 @@ class MailPipeline:
                 allowed.add(done.ticket_id)
         raised = tuple(r.ticket_id for r in results if r.op.op == "add" and r.ticket_id)
         touched = tuple(r.ticket_id for r in results if r.ticket_id)
+        if self.views is not None:
+            for ticket_id in touched:
+                self.views.pop(ticket_id, None)
         self._record(mail, mailbox, thread_root, parent, touched, raised, tuple(op_log))
         self.summary.counts["rejected"] += rejected
         return _outcome(results)
@@ -143,7 +180,11 @@ class MailPipeline:
                 subject_key != nearest.subject_key
             return nearest.thread_root, nearest.message_id, new_topic, known
         if parents:
-            return parents[0], parents[-1], False, known
+            # Its parent is not in the mailbox. Under a subject none of the thread's stored
+            # mails has, it is a hijacked thread: a new topic, not a follow-up.
+            records = self.state.thread(parents[0]) if subject_key else []
+            new_topic = bool(records) and all(r.subject_key != subject_key for r in records)
+            return parents[0], parents[-1], new_topic, known
         if subject_key and is_reply_subject(mail.subject):
             earlier = self.state.by_subject(subject_key)
             if earlier is not None:  # a reply that lost its references
@@ -159,12 +200,8 @@ class MailPipeline:
             for ticket_id in record.raised:
                 raised.setdefault(ticket_id, None)
         issues = tuple(v for t in raised if (v := self._view(t)) is not None)
-        chain: list[int] = []
         by_id = {r.message_id: r for r in records} | known
-        for mid in reversed(mail.parent_ids):
-            record = by_id.get(mid)
-            if record is not None:
-                chain.extend(reversed(record.raised))
+        chain = _branch(mail, records, by_id, issues)
         elsewhere: tuple[IssueView, ...] = ()
         ancestors: tuple[IssueView, ...] = ()
         if getattr(self.extractor, "wants_tree_context", False):
@@ -172,7 +209,7 @@ class MailPipeline:
             elsewhere = self._open_elsewhere(set(raised) | {a.id for a in ancestors})
         return MailContext(
             thread_root=thread_root, root_issue=self.root_issue, thread_issues=issues,
-            chain=tuple(dict.fromkeys(chain)), open_elsewhere=elsewhere, new_topic=new_topic,
+            chain=tuple(chain), open_elsewhere=elsewhere, new_topic=new_topic,
             is_reply=bool(mail.parent_ids) or is_reply_subject(mail.subject),
             ancestors=ancestors,
         )
@@ -192,16 +229,21 @@ class MailPipeline:
         return tuple(sorted(found.values(), key=lambda v: v.depth))
 
     def _view(self, ticket_id: int) -> IssueView | None:
+        if self.views is not None and ticket_id in self.views:
+            return self.views[ticket_id]
         try:
             ticket = self.tickets.get(ticket_id)
         except Exception:
             return None
-        return IssueView(
+        view = IssueView(
             id=ticket.id, kind=ticket.kind.value, status=ticket.status.value,
             title=ticket.title, raised_by=str(ticket.refs.get("raised_by", "")),
             source_message_id=ticket.refs.get("email"), parent_id=ticket.parent_id,
             depth=max(ticket.path.count("/") - 2, 0),
         )
+        if self.views is not None:
+            self.views[ticket_id] = view
+        return view
 
     def _open_elsewhere(self, exclude: set[int]) -> tuple[IssueView, ...]:
         from tickethub.domain.status import WAITING
@@ -228,6 +270,61 @@ class MailPipeline:
         log.warning("quarantined %s/%s: %s", mailbox, source_key, reason)
         self.state.quarantine(mailbox, source_key, message_id, reason, raw, self.clock.now())
         return "quarantined"
+
+
+MAX_WALK = 64
+
+
+def _branch(mail: ParsedMail, records: list[MailRecord], by_id: dict[str, MailRecord],
+            issues: tuple[IssueView, ...]) -> list[int]:
+    """The issues this mail most likely continues, likeliest first (``MailContext.chain``):
+
+    1. issues raised by its ancestors, nearest first — those its own References and
+       In-Reply-To name, then those found by walking the stored parent links up from the
+       nearest known one (References are often cut short);
+    2. issues its ancestors answered or changed (a reply to an answer is about the
+       answered issue);
+    3. the sender's own open issues in the thread, latest first;
+    4. issues raised or changed by its siblings (mails with the same parent).
+
+    Before this, only (1) from the mail's own headers was used, and everything else fell
+    to the thread's latest open issue — often another branch's."""
+    ancestors: list[MailRecord] = []
+    seen: set[str] = set()
+    for mid in reversed(mail.parent_ids):
+        record = by_id.get(mid)
+        if record is not None and mid not in seen:
+            ancestors.append(record)
+            seen.add(mid)
+    step = ancestors[0] if ancestors else None
+    for _ in range(MAX_WALK):  # the stored chain above the nearest known parent
+        if step is None or step.parent_id is None:
+            break
+        step = by_id.get(step.parent_id)
+        if step is not None and step.message_id not in seen:
+            ancestors.append(step)
+            seen.add(step.message_id)
+    chain: dict[int, None] = {}
+    for record in ancestors:
+        chain.update(dict.fromkeys(reversed(record.raised)))
+    for record in ancestors:
+        chain.update(dict.fromkeys(t for t in reversed(record.ticket_ids)))
+    sender = mail.from_addr
+    if sender:
+        chain.update(dict.fromkeys(
+            i.id for i in reversed(issues) if i.raised_by.lower() == sender and i.status in
+            ("open", "in_progress", "deferred", "answered")))
+    parent = ancestors[0].message_id if ancestors else (
+        mail.parent_ids[-1] if mail.parent_ids else None)
+    if parent is not None:
+        for record in reversed(records):
+            if record.parent_id == parent and record.message_id != mail.message_id:
+                chain.update(dict.fromkeys((*reversed(record.raised), *record.ticket_ids)))
+    return list(chain)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc)[:500]}"
 
 
 def _outcome(results: list[Applied]) -> str:

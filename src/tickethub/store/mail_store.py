@@ -19,6 +19,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    bindparam,
     delete,
     insert,
     select,
@@ -72,6 +73,27 @@ mail_quarantine = Table(
 )
 
 
+# Built once: a statement built per call costs more to compile than to run.
+_DELETE_RECORD = delete(mail_messages).where(mail_messages.c.message_id == bindparam("mid"))
+_INSERT_RECORD = insert(mail_messages)
+_FIND_RECORDS = select(mail_messages).where(
+    mail_messages.c.message_id.in_(bindparam("ids", expanding=True)))
+
+
+_DELETE_RECORDS = delete(mail_messages).where(
+    mail_messages.c.message_id.in_(bindparam("ids", expanding=True)))
+_IS_RECORDED = select(mail_messages.c.seq).where(mail_messages.c.message_id == bindparam("mid"))
+
+
+def _values(record: MailRecord, at: datetime) -> dict[str, Any]:
+    return {
+        "mailbox": record.mailbox, "thread_root": record.thread_root,
+        "parent_id": record.parent_id, "subject_key": record.subject_key[:300],
+        "from_addr": record.from_addr[:300], "ticket_ids": list(record.ticket_ids),
+        "raised": list(record.raised), "ops": list(record.ops), "processed_at": at,
+    }
+
+
 def _record(row: Any) -> MailRecord:
     return MailRecord(
         message_id=row.message_id, mailbox=row.mailbox, thread_root=row.thread_root,
@@ -86,6 +108,10 @@ class SqlMailState:
 
     def __init__(self, store: SqlStore) -> None:
         self._store = store
+
+    @property
+    def store(self) -> SqlStore:
+        return self._store
 
     def cursor(self, mailbox: str) -> MailboxCursor | None:
         with self._store.read() as uow:
@@ -104,17 +130,30 @@ class SqlMailState:
                 uow.connection.execute(insert(mail_cursors).values(mailbox=mailbox, **values))
 
     def record(self, record: MailRecord, at: datetime) -> None:
-        values = {
-            "mailbox": record.mailbox, "thread_root": record.thread_root,
-            "parent_id": record.parent_id, "subject_key": record.subject_key[:300],
-            "from_addr": record.from_addr[:300], "ticket_ids": list(record.ticket_ids),
-            "raised": list(record.raised), "ops": list(record.ops), "processed_at": at,
-        }
+        values = _values(record, at)
         with self._store.write() as uow:
             c = uow.connection
-            c.execute(delete(mail_messages).where(
-                mail_messages.c.message_id == record.message_id))
-            c.execute(insert(mail_messages).values(message_id=record.message_id, **values))
+            c.execute(_DELETE_RECORD, {"mid": record.message_id})
+            c.execute(_INSERT_RECORD, {"message_id": record.message_id, **values})
+
+    def record_many(self, records: list[tuple[MailRecord, datetime]]) -> None:
+        """:meth:`record` for many, one statement per kind."""
+        rows = [{"message_id": r.message_id, **_values(r, at)} for r, at in records]
+        with self._store.write() as uow:
+            for start in range(0, len(rows), 500):
+                chunk = rows[start:start + 500]
+                uow.connection.execute(_DELETE_RECORDS,
+                                       {"ids": [row["message_id"] for row in chunk]})
+                uow.connection.execute(_INSERT_RECORD, chunk)
+
+    def is_recorded(self, message_id: str) -> bool:
+        with self._store.read() as uow:
+            return uow.connection.execute(_IS_RECORDED, {"mid": message_id}).first() is not None
+
+    def message_ids(self) -> list[str]:
+        """Every recorded Message-ID (for a bulk run's cache, ``mail.state_cache``)."""
+        with self._store.read() as uow:
+            return list(uow.connection.execute(select(mail_messages.c.message_id)).scalars())
 
     def get(self, message_id: str) -> MailRecord | None:
         return self.find([message_id]).get(message_id)
@@ -126,8 +165,7 @@ class SqlMailState:
         found: dict[str, MailRecord] = {}
         with self._store.read() as uow:
             for start in range(0, len(ids), 500):
-                rows = uow.connection.execute(select(mail_messages).where(
-                    mail_messages.c.message_id.in_(ids[start:start + 500])))
+                rows = uow.connection.execute(_FIND_RECORDS, {"ids": ids[start:start + 500]})
                 found.update({row.message_id: _record(row) for row in rows})
         return found
 

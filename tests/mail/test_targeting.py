@@ -1,0 +1,97 @@
+"""Targeting walks the stored thread: an answer lands on its own branch's issue, not on the
+thread's latest one; a hijacked thread whose parent is not in the mailbox is a new topic.
+
+The extractor here is scripted (add when the body says "ASK", else answer), and picks its
+target the way the ``rules`` extractor does — the first issue of ``context.chain``, else
+the thread's latest open issue — so what is tested is the context the pipeline builds."""
+
+from __future__ import annotations
+
+from tests.mail.conftest import make_mail
+from tickethub.mail.build import make_pipeline
+from tickethub.mail.extractors.base import MailContext
+from tickethub.mail.operations import Operation
+from tickethub.mail.parse import ParsedMail
+from tickethub.server.runtime import HubRuntime
+
+
+class BranchExtractor:
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.contexts: dict[str, MailContext] = {}
+
+    async def extract(self, mail: ParsedMail, context: MailContext) -> list[Operation]:
+        self.contexts[mail.message_id] = context
+        quote = mail.own_text.strip().splitlines()[0]
+        if "ASK" in quote or context.new_topic or not context.thread_issues:
+            return [Operation(op="add", kind="question", title=mail.subject, evidence=quote)]
+        target = next((i for i in context.chain if context.issue(i) is not None), None)
+        if target is None:
+            target = context.thread_issues[-1].id
+        return [Operation(op="answer", target=target, evidence=quote)]
+
+
+async def test_an_answer_deep_in_a_branch_lands_on_its_branch(runtime: HubRuntime) -> None:
+    extractor = BranchExtractor()
+    pipeline = make_pipeline(runtime, extractor)  # type: ignore[arg-type]
+    mails = [
+        make_mail("ASK how do I mount the NFS share?", subject="NFS", message_id="<q1@x>",
+                  sender="alice@example.org"),
+        make_mail("Use mount -t nfs host:/share /mnt.", subject="Re: NFS",
+                  message_id="<a1@x>", in_reply_to="<q1@x>", references="<q1@x>",
+                  sender="bob@example.org"),
+        make_mail("ASK and how do I make it permanent? Same here with autofs.",
+                  subject="Re: NFS", message_id="<q2@x>", in_reply_to="<q1@x>",
+                  references="<q1@x>", sender="carol@example.org"),
+        # replies to bob's answer; its client kept only In-Reply-To (no References)
+        make_mail("Thanks, that worked for the share.", subject="Re: NFS",
+                  message_id="<r1@x>", in_reply_to="<a1@x>", sender="alice@example.org"),
+    ]
+    for index, raw in enumerate(mails):
+        await pipeline.process("box", str(index), raw)
+    first = pipeline.state.get("<q1@x>")
+    second = pipeline.state.get("<q2@x>")
+    last = pipeline.state.get("<r1@x>")
+    assert first is not None and second is not None and last is not None
+    assert first.raised and second.raised and first.raised != second.raised
+    # the thread's latest issue is carol's; alice's reply to bob's answer is about hers
+    assert last.ticket_ids == first.raised
+    assert extractor.contexts["<r1@x>"].chain[0] == first.raised[0]
+
+
+async def test_the_senders_own_issue_comes_before_the_latest(runtime: HubRuntime) -> None:
+    extractor = BranchExtractor()
+    pipeline = make_pipeline(runtime, extractor)  # type: ignore[arg-type]
+    await pipeline.process("box", "1", make_mail(
+        "ASK printer jams", subject="Printer", message_id="<p1@x>", sender="dan@example.org",
+        references="<gone@x>"))
+    await pipeline.process("box", "2", make_mail(
+        "ASK mine too, on tray 2", subject="Re: Printer", message_id="<p2@x>",
+        sender="eve@example.org", references="<gone@x>"))
+    # dan follows up to the lost first mail: his own issue, not eve's newer one
+    await pipeline.process("box", "3", make_mail(
+        "Cleaning the rollers fixed it.", subject="Re: Printer", message_id="<p3@x>",
+        sender="dan@example.org", references="<gone@x>"))
+    p1, p3 = pipeline.state.get("<p1@x>"), pipeline.state.get("<p3@x>")
+    assert p1 is not None and p3 is not None
+    assert p3.ticket_ids == p1.raised
+
+
+async def test_a_hijack_under_a_missing_parent_is_a_new_topic(runtime: HubRuntime) -> None:
+    extractor = BranchExtractor()
+    pipeline = make_pipeline(runtime, extractor)  # type: ignore[arg-type]
+    await pipeline.process("box", "1", make_mail(
+        "ASK the printer jams", subject="Printer jam", message_id="<h1@x>",
+        references="<missing-root@x>"))
+    await pipeline.process("box", "2", make_mail(
+        "Anyone know a good VPN client for Linux?", subject="VPN client",
+        message_id="<h2@x>", references="<missing-root@x>", sender="frank@example.org"))
+    await pipeline.process("box", "3", make_mail(
+        "Open the back cover and pull.", subject="Re: Printer jam", message_id="<h3@x>",
+        references="<missing-root@x>", sender="gina@example.org"))
+    assert extractor.contexts["<h2@x>"].new_topic is True
+    assert extractor.contexts["<h3@x>"].new_topic is False
+    h1, h2 = pipeline.state.get("<h1@x>"), pipeline.state.get("<h2@x>")
+    assert h1 is not None and h2 is not None
+    assert h2.raised and h2.raised != h1.raised  # a new question, not an answer to h1's
