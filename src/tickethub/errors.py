@@ -2,13 +2,49 @@
 
 Every error a user can cause is a :class:`TickethubError` subclass carrying an HTTP
 ``status``, a stable machine-readable ``code`` and, where one field is to blame, that
-``field``. The API turns them into ``application/problem+json`` in one place
-(``api/problems.py``); the CLI turns them into one line and an exit code (``cli/output.py``).
+``field``. Each becomes one :class:`Problem` value, which the API renders in the wire
+format of the door it came through, in one place (``api/problems.py``:
+``application/problem+json`` on the native API, the Agent Protocol's and OpenAI's shapes
+on theirs); the CLI turns errors into one line and an exit code (``cli/output.py``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar
+
+PROBLEM_TYPE = "https://tickethub.dev/problems/"
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """An error as a value: what went wrong, independent of any wire format.
+
+    ``status`` is the HTTP status, ``code`` stable and machine-readable, ``field`` the
+    field or parameter at fault (if one is), ``extra`` the members some codes add
+    (``stale_version``: ``expected``/``actual``; ``validation_failed``: ``errors``), and
+    ``headers`` the HTTP headers that go with it whatever the body's shape
+    (``WWW-Authenticate``, ``Retry-After``). Doors only render it."""
+
+    status: int
+    code: str
+    title: str
+    detail: str
+    field: str | None = None
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def document(self, instance: str | None = None) -> dict[str, Any]:
+        """The RFC 9457 problem document (``instance``: the request path, if known)."""
+        doc: dict[str, Any] = {"type": PROBLEM_TYPE + self.code, "title": self.title,
+                               "status": self.status, "detail": self.detail,
+                               "code": self.code}
+        if self.field is not None:
+            doc["field"] = self.field
+        doc.update(self.extra)
+        if instance is not None:
+            doc["instance"] = instance
+        return doc
 
 
 class TickethubError(Exception):
@@ -24,19 +60,14 @@ class TickethubError(Exception):
         self.field = field
         self.extra = extra
 
+    def problem(self) -> Problem:
+        """This error as a :class:`Problem`."""
+        return Problem(self.status, self.code, self.title, self.detail, self.field,
+                       dict(self.extra), self.headers())
+
     def to_problem(self) -> dict[str, Any]:
         """The RFC 9457 problem document for this error (without ``instance``)."""
-        problem: dict[str, Any] = {
-            "type": f"https://tickethub.dev/problems/{self.code}",
-            "title": self.title,
-            "status": self.status,
-            "detail": self.detail,
-            "code": self.code,
-        }
-        if self.field is not None:
-            problem["field"] = self.field
-        problem.update(self.extra)
-        return problem
+        return self.problem().document()
 
     def headers(self) -> dict[str, str]:
         """HTTP headers that go with this error, whatever shape each door gives the body."""

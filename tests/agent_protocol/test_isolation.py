@@ -84,8 +84,9 @@ async def test_another_agent_does_not_see_a_task_its_steps_or_artifacts(
         assert got.status_code == 200 and got.content == b"a"
 
 
-async def test_the_fast_lane_applies_the_same_rule(client: httpx.AsyncClient) -> None:
-    """``POST .../steps`` with a JSON body is served by the fast lane."""
+async def test_a_step_on_a_task_one_may_not_read_is_an_unknown_task(
+        client: httpx.AsyncClient) -> None:
+    """``POST .../steps`` with a JSON body: the same 404 as for a task that is not there."""
     a = await make_token(client, "agent", "agent-a")
     b = await make_token(client, "agent", "agent-b")
     task = await _task(client, a, input="t")

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Response
 
 from tickethub.api.deps import admin_actor, call, current_actor, runtime
-from tickethub.api.problems import PROBLEM_RESPONSES
+from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.api.schemas import ActorOut, TokenIn, TokenOut, WebhookIn, WebhookOut
 from tickethub.api.wire_types import Id
 from tickethub.domain.actors import Actor, Role

@@ -1,4 +1,6 @@
-"""The FastAPI application: every door mounted on one app, errors mapped in one place."""
+"""The FastAPI application: every door mounted on one app, one route table, errors
+mapped in one place (``api/problems.py``). Every request, the Agent Protocol door's hot
+operations included, goes through the same middleware stack and router."""
 
 from __future__ import annotations
 
@@ -6,7 +8,6 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI
-from starlette.types import Receive, Scope, Send
 
 from tickethub import __version__
 from tickethub.api import (
@@ -23,10 +24,12 @@ from tickethub.api import (
 )
 from tickethub.api import openai as openai_door
 from tickethub.api.deps import call
+from tickethub.api.direct_routes import DirectRoutes
 from tickethub.api.hooks_agent_runs import router as agent_runs_hooks
 from tickethub.api.hooks_agents import router as agents_hooks
 from tickethub.api.limits import BodySizeLimit
-from tickethub.ops import request_id
+from tickethub.api.problem_docs import PROBLEM_RESPONSES
+from tickethub.ops.request_id import RequestIds
 from tickethub.server.runtime import HubRuntime
 from tickethub.web import mount as mount_web
 
@@ -36,25 +39,6 @@ Agents ask people through tickets and wait; people answer from wherever they are
 Authenticate with `Authorization: Bearer <token>`. Errors are `application/problem+json`
 with a stable `code` and the `field` at fault.
 """
-
-
-class HubApp(FastAPI):
-    """The FastAPI app, with the Agent Protocol door's fast lane in front of it: the
-    door's two hot operations skip FastAPI's per-request layers altogether. Every HTTP
-    request, fast lane or not, runs under its request id (ops/request_id.py)."""
-
-    fast_lane: agent_protocol.FastLane
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            await request_id.serve(self._serve_http, scope, receive, send)
-            return
-        await super().__call__(scope, receive, send)
-
-    async def _serve_http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if await self.fast_lane.serve(scope, receive, send):
-            return
-        await super().__call__(scope, receive, send)
 
 
 def create_app(hub: HubRuntime) -> FastAPI:
@@ -68,16 +52,20 @@ def create_app(hub: HubRuntime) -> FastAPI:
             yield
 
     telemetry = hub.settings.telemetry  # off: FastAPI skips its per-request check
-    app = HubApp(title="tickethub", version=__version__, description=DESCRIPTION,
+    app = FastAPI(title="tickethub", version=__version__, description=DESCRIPTION,
                  lifespan=lifespan, telemetry={"tracing": telemetry, "metrics": telemetry,
                                                "logs": telemetry},
                  docs_url=None, redoc_url=None)  # served with local assets: docs_pages
     docs_pages.mount(app)
     app.state.hub = hub
-    app.fast_lane = agent_protocol.FastLane(app)
+    # Innermost first: the direct routes, then the error guard and the body limit, then
+    # whatever is added later (each add_middleware wraps the ones before it).
+    app.add_middleware(DirectRoutes, routes=lambda: app.routes,
+                       max_body_bytes=lambda: hub.settings.max_body_bytes)
     problems.install(app)
     app.add_middleware(BodySizeLimit, max_bytes=hub.settings.max_body_bytes,
                        exempt=(agent_protocol.PREFIX + "/",))  # /ap/v1 enforces its own
+    app.add_middleware(RequestIds)  # outermost: every request, errors included, has its id
     app.include_router(tickets.router)
     app.include_router(events.router)
     app.include_router(admin.router)
@@ -93,7 +81,7 @@ def create_app(hub: HubRuntime) -> FastAPI:
     mount_web(app)  # the people's web inbox: /, /t/{id}, /tree/{id}, /login (web/)
 
     @app.get("/healthz", tags=["health"], summary="Liveness and database check",
-             responses={500: problems.PROBLEM_RESPONSES[500]})
+             responses={500: PROBLEM_RESPONSES[500]})
     async def healthz() -> dict[str, object]:
         last_seq = await call(hub.events.last_seq)
         return {"status": "ok", "version": __version__, "last_seq": last_seq,

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import StreamingResponse
 
 from tickethub.api.deps import call, current_actor, runtime
-from tickethub.api.problems import PROBLEM_RESPONSES
+from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.api.schemas import EventOut, EventPage
 from tickethub.api.wire_types import Id, Seq
 from tickethub.domain.actors import Actor

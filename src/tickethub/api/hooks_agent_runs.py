@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 from tickethub.agents.runners.actions import ActionsRunner
 from tickethub.agents.runners.grants import SIGNATURE_HEADER
 from tickethub.api.deps import runtime
-from tickethub.api.problems import PROBLEM_RESPONSES
+from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.errors import Unavailable
 from tickethub.server.runtime import HubRuntime
 

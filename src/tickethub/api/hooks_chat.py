@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from tickethub.api.deps import runtime
-from tickethub.api.problems import PROBLEM_RESPONSES
+from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.channels.chat_hooks import WebhookTransport, mattermost, slack, telegram
 from tickethub.conversations.loading import bot_names
 from tickethub.errors import (

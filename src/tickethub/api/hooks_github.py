@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from tickethub.api.deps import call, runtime
-from tickethub.api.problems import PROBLEM_RESPONSES
+from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.channels.github.signature import verify
 from tickethub.errors import MalformedJSON, Unauthenticated, Unavailable, ValidationFailed
 from tickethub.server.runtime import HubRuntime

@@ -1,18 +1,44 @@
-"""A body size limit for every request, checked before the body reaches a handler."""
+"""Request body size limits: one check, used by the app-wide middleware and by any door
+with limits of its own (the Agent Protocol door's uploads)."""
 
 from __future__ import annotations
 
-import json
-
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from tickethub.api.problems import problem_json, render
 from tickethub.errors import PayloadTooLarge
 
 
+def too_large(max_bytes: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"the request body is over the limit of {max_bytes} bytes",
+                           field="body")
+
+
+def limited(scope: Scope, receive: Receive, max_bytes: int) -> Receive:
+    """``receive`` for a body of at most ``max_bytes``: raises ``PayloadTooLarge`` at once
+    when ``Content-Length`` says more, else as soon as the streamed body passes it."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length" and value.isdigit() and int(value) > max_bytes:
+            raise too_large(max_bytes)
+    seen = 0
+
+    async def receive_limited() -> Message:
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > max_bytes:
+                raise too_large(max_bytes)
+        return message
+
+    return receive_limited
+
+
 class BodySizeLimit:
-    """Rejects bodies over ``max_bytes`` with 413: at once when ``Content-Length`` says so,
-    else as soon as the streamed body passes the limit. Paths under ``exempt`` (e.g.
-    uploads with their own limit) are left alone."""
+    """Rejects bodies over ``max_bytes`` with 413 (see :func:`limited`), answered as
+    ``application/problem+json`` (the limit is checked before any route is chosen) with
+    ``Connection: close``. Paths under ``exempt`` (a door with limits of its own) are left
+    alone."""
 
     def __init__(self, app: ASGIApp, max_bytes: int, exempt: tuple[str, ...] = ()) -> None:
         self.app = app
@@ -23,50 +49,40 @@ class BodySizeLimit:
         if scope["type"] != "http" or (self.exempt and scope["path"].startswith(self.exempt)):
             await self.app(scope, receive, send)
             return
-        for name, value in scope.get("headers", ()):
-            if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
-                await self._reject(scope, send)
-                return
-        seen = 0
-        exceeded = False
+        try:
+            checked = limited(scope, receive, self.max_bytes)
+        except PayloadTooLarge as exc:
+            await self._reject(exc, scope, receive, send)
+            return
+        exceeded: PayloadTooLarge | None = None
         rejected = False
 
-        async def limited() -> Message:
-            nonlocal seen, exceeded
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    exceeded = True
-                    raise PayloadTooLarge(self._detail(), field="body")
-            return message
+        async def receive_checked() -> Message:
+            nonlocal exceeded
+            try:
+                return await checked()
+            except PayloadTooLarge as exc:
+                exceeded = exc
+                raise
 
         async def guarded_send(message: Message) -> None:
             # Frameworks may turn a failed body read into their own 400; once the limit
             # was passed, whatever the app answers is replaced by our 413.
             nonlocal rejected
-            if not exceeded:
+            if exceeded is None:
                 await send(message)
             elif message["type"] == "http.response.start" and not rejected:
                 rejected = True
-                await self._reject(scope, send)
+                await self._reject(exceeded, scope, receive, send)
 
         try:
-            await self.app(scope, limited, guarded_send)
-        except PayloadTooLarge:
+            await self.app(scope, receive_checked, guarded_send)
+        except PayloadTooLarge as exc:
             if not rejected:
-                await self._reject(scope, send)
+                await self._reject(exc, scope, receive, send)
 
-    def _detail(self) -> str:
-        return f"the request body is over the limit of {self.max_bytes} bytes"
-
-    async def _reject(self, scope: Scope, send: Send) -> None:
-        problem = PayloadTooLarge(self._detail(), field="body").to_problem()
-        problem["instance"] = scope["path"]
-        body = json.dumps(problem).encode()
-        await send({"type": "http.response.start", "status": 413, "headers": [
-            (b"content-type", b"application/problem+json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close"),
-        ]})
-        await send({"type": "http.response.body", "body": body})
+    @staticmethod
+    async def _reject(exc: PayloadTooLarge, scope: Scope, receive: Receive, send: Send
+                      ) -> None:
+        response = render(exc.problem(), scope, wire=problem_json, headers={"Connection": "close"})
+        await response(scope, receive, send)

@@ -1,114 +1,113 @@
-"""The one place errors become HTTP: ``application/problem+json`` (RFC 9457) with a
-stable ``code`` and, where one field is to blame, that ``field``."""
+"""The one place errors become HTTP.
+
+Every error, whatever raised it (a :class:`TickethubError` from a service, FastAPI's
+request validation, Starlette's 404/405, the body-size limit, a bug), becomes one
+:class:`~tickethub.errors.Problem` (:func:`problem_of`), and :func:`render` turns that
+into a response in the wire format of the door the request came through: a route names
+its door's format in its ``wire`` attribute (the Agent Protocol and OpenAI route
+classes do), every other path gets ``application/problem+json`` (RFC 9457) with a
+stable ``code`` and, where one field is to blame, that ``field``. Doors never build
+error bodies themselves.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tickethub.errors import TickethubError
+from tickethub import json_codec
+from tickethub.api.problem_docs import PROBLEM
+from tickethub.errors import MalformedJSON, Problem, TickethubError, ValidationFailed
 
 log = logging.getLogger(__name__)
 
-PROBLEM = "application/problem+json"
+Wire = Callable[[Problem, str | None], tuple[int, dict[str, Any], str]]
+"""A door's wire format: (problem, request path) → (status, body, media type)."""
+
+INTERNAL = Problem(500, "internal_error", "Internal error",
+                   "the hub hit an unexpected error; nothing was half-written")
+_HTTP_CODES = {401: "unauthenticated", 403: "forbidden", 404: "not_found",
+               405: "method_not_allowed", 413: "payload_too_large"}
 
 
-class Problem(BaseModel):
-    """An error as every door but ``/ap/v1`` and ``/v1`` sends it (RFC 9457), for the
-    OpenAPI document. Some codes add members (``stale_version``: ``expected``/``actual``)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    type: str
-    title: str
-    status: int
-    detail: str
-    code: str = Field(description="Stable and machine-readable, e.g. 'not_found'.")
-    field: str | None = Field(None, description="The field or parameter at fault.")
-    instance: str | None = None
-    errors: list[dict[str, str]] | None = Field(None, description="validation_failed: "
-                                                "each field and what is wrong with it.")
+def problem_json(problem: Problem, instance: str | None) -> tuple[int, dict[str, Any], str]:
+    """The hub's own wire format: RFC 9457 ``application/problem+json``."""
+    return problem.status, problem.document(instance), PROBLEM
 
 
-_MEANING = {
-    400: "Bad request, or a body that is not JSON (`malformed_json`)",
-    401: "No valid token (`WWW-Authenticate: Bearer`)",
-    403: "The token's role may not do this",
-    404: "No such resource",
-    409: "Conflict: a stale `version`, an illegal status change, an event cursor ahead of "
-         "the log, a reused idempotency key",
-    413: "The body is larger than `max_body_bytes`",
-    422: "A field or parameter is invalid; `field` names it",
-    429: "Too many failed credentials from this client or for this account; `Retry-After` "
-         "says when to try again",
-    500: "The hub hit an unexpected error",
-    503: "A channel this needs is off",
-}
-
-
-def error_responses(schema: dict[str, Any], media_type: str = "application/json",
-                    statuses: tuple[int, ...] = tuple(_MEANING),
-                    meaning: dict[int, str] | None = None) -> dict[int | str, dict[str, Any]]:
-    """The OpenAPI ``responses`` of a door's errors: each status with the door's error
-    ``schema`` under ``media_type``. Given to a router (``APIRouter(responses=...)``), so
-    every route of the door documents what it really returns."""
-    meanings = {**_MEANING, **(meaning or {})}
-    return {status: {"description": meanings[status],
-                     "content": {media_type: {"schema": schema}}} for status in statuses}
-
-
-PROBLEM_RESPONSES = error_responses(Problem.model_json_schema(), PROBLEM)
-"""The errors of the hub's own routes (``/api/v1``, ``/hooks``, ``/healthz``)."""
-
-
-def problem_response(problem: dict[str, Any], headers: dict[str, str] | None = None
-                     ) -> JSONResponse:
-    return JSONResponse(problem, status_code=problem["status"], media_type=PROBLEM,
-                        headers=headers)
-
-
-def _field_of(loc: tuple[Any, ...]) -> str:
+def _field_of(loc: Sequence[Any]) -> str:
     parts = [str(p) for p in loc]
     if parts and parts[0] in ("body", "query", "path", "header"):
         parts = parts[1:]
     return ".".join(parts) or "body"
 
 
-async def _tickethub_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, TickethubError)
-    problem = exc.to_problem()
-    problem["instance"] = request.url.path
-    return problem_response(problem, exc.headers() or None)
+def validation_problem(errors: Sequence[Any]) -> Problem:
+    """The problem of a request that failed validation (pydantic's or FastAPI's error
+    list): ``malformed_json`` when the body is not JSON at all, else ``validation_failed``
+    naming each field."""
+    bad_json = next((e for e in errors if e.get("type") == "json_invalid"), None)
+    if bad_json is not None:
+        reason = bad_json.get("ctx", {}).get("error", "")
+        return MalformedJSON(f"the body is not valid JSON: {reason}", field="body").problem()
+    described = [{"field": _field_of(e["loc"]), "message": e["msg"]} for e in errors]
+    first = described[0]
+    return ValidationFailed(f"{first['field']}: {first['message']}", field=first["field"],
+                            errors=described).problem()
 
 
-async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, RequestValidationError)
-    errors = list(exc.errors())
-    if any(e.get("type") == "json_invalid" for e in errors):
-        first = next(e for e in errors if e.get("type") == "json_invalid")
-        return problem_response({
-            "type": "https://tickethub.dev/problems/malformed_json", "title": "Malformed JSON",
-            "status": 400, "code": "malformed_json", "field": "body",
-            "detail": f"the body is not valid JSON: {first.get('ctx', {}).get('error', '')}",
-            "instance": request.url.path,
-        })
-    described = [{"field": _field_of(tuple(e["loc"])), "message": e["msg"]} for e in errors]
-    first_error = described[0]
-    return problem_response({
-        "type": "https://tickethub.dev/problems/validation_failed", "title": "Validation failed",
-        "status": 422, "code": "validation_failed", "field": first_error["field"],
-        "detail": f"{first_error['field']}: {first_error['message']}", "errors": described,
-        "instance": request.url.path,
-    })
+def problem_of(exc: BaseException) -> Problem:
+    """The problem that ``exc`` stands for; anything unforeseen is ``internal_error``."""
+    if isinstance(exc, TickethubError):
+        return exc.problem()
+    if isinstance(exc, RequestValidationError):
+        return validation_problem(list(exc.errors()))
+    if isinstance(exc, ValidationError):
+        return validation_problem(exc.errors(include_url=False))
+    if isinstance(exc, HTTPException):
+        cause = _cause(exc)
+        if cause is not None:  # e.g. a body read that failed on the size limit
+            return cause.problem()
+        code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
+        return Problem(exc.status_code, code, str(exc.detail), str(exc.detail),
+                       headers=dict(exc.headers or {}))
+    return INTERNAL
+
+
+def _cause(exc: BaseException) -> TickethubError | None:
+    seen = exc.__cause__ or exc.__context__
+    while seen is not None:
+        if isinstance(seen, TickethubError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def wire_for(scope: Scope) -> Wire:
+    """The wire format of the route that took the request (``problem_json`` if none)."""
+    wire: Wire = getattr(scope.get("route"), "wire", problem_json)
+    return wire
+
+
+def render(problem: Problem, scope: Scope | None = None, *, wire: Wire | None = None,
+           headers: dict[str, str] | None = None) -> Response:
+    """The response for ``problem``: in ``wire`` (default: the format of the request's
+    route, see :func:`wire_for`), with the problem's headers plus ``headers``. The one
+    error renderer; JSON is encoded as every route's (``json_codec``)."""
+    if wire is None:
+        wire = problem_json if scope is None else wire_for(scope)
+    status, body, media_type = wire(problem, None if scope is None else scope.get("path"))
+    return Response(json_codec.dumps_bytes(body), status_code=status, media_type=media_type,
+                    headers={**problem.headers, **(headers or {})})
 
 
 def allowed_methods(request: Request, routes: Sequence[BaseRoute] | None = None
@@ -124,32 +123,17 @@ def allowed_methods(request: Request, routes: Sequence[BaseRoute] | None = None
     return sorted(methods)
 
 
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, HTTPException)
-    if exc.status_code == 405:
-        exc.headers = {**(exc.headers or {}), "Allow": ", ".join(allowed_methods(request))}
-    codes = {404: "not_found", 405: "method_not_allowed", 401: "unauthenticated",
-             403: "forbidden", 413: "payload_too_large"}
-    code = codes.get(exc.status_code, f"http_{exc.status_code}")
-    return problem_response({
-        "type": f"https://tickethub.dev/problems/{code}", "title": str(exc.detail),
-        "status": exc.status_code, "code": code, "detail": str(exc.detail),
-        "instance": request.url.path,
-    }, headers=dict(exc.headers) if exc.headers else None)
-
-
-async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return problem_response({
-        "type": "https://tickethub.dev/problems/internal_error", "title": "Internal error",
-        "status": 500, "code": "internal_error",
-        "detail": "the hub hit an unexpected error; nothing was half-written",
-        "instance": request.url.path,
-    })
+async def _handle(request: Request, exc: Exception) -> Response:
+    """The exception handler for every error class the app maps (see ``install``)."""
+    headers = None
+    if (isinstance(exc, HTTPException) and exc.status_code == 405
+            and "Allow" not in (exc.headers or {})):
+        headers = {"Allow": ", ".join(allowed_methods(request))}
+    return render(problem_of(exc), request.scope, headers=headers)
 
 
 class UnexpectedErrors:
-    """Any other error, as the problem+json 500 of :func:`_unexpected`.
+    """Any other error, as the 500 ``internal_error`` problem in the route's format.
 
     Not an exception handler: Starlette re-raises after a handler for ``Exception`` has
     answered, and the server then drops the keep-alive connection without a
@@ -176,14 +160,15 @@ class UnexpectedErrors:
         except Exception as exc:
             if started:
                 raise
-            response = await _unexpected(Request(scope), exc)
-            await response(scope, receive, send)
+            log.exception("unhandled error on %s %s", scope["method"], scope["path"],
+                          exc_info=exc)
+            await render(problem_of(exc), scope)(scope, receive, send)
 
 
 HANDLERS = {
-    TickethubError: _tickethub_error,
-    RequestValidationError: _validation_error,
-    HTTPException: _http_error,
+    TickethubError: _handle,
+    RequestValidationError: _handle,
+    HTTPException: _handle,
 }
 
 

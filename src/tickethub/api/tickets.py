@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 
 from tickethub.api.deps import call, channel_of, current_actor, runtime
-from tickethub.api.problems import PROBLEM_RESPONSES
+from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.api.schemas import (
     AnswerIn,
     ApproveIn,

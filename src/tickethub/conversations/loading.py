@@ -11,7 +11,7 @@ from tickethub.conversations.handlers import Handler
 from tickethub.services.chat_state import ChatState
 
 if TYPE_CHECKING:
-    from tickethub.server.runtime import HubRuntime
+    from tickethub.services.host import Host
 
 
 def load_handlers(specs: list[str]) -> list[Handler]:
@@ -33,7 +33,7 @@ def bot_names(user: str) -> tuple[str, str]:
     return bot, bot.split(":", 1)[0]
 
 
-def build_engine(runtime: HubRuntime, state: ChatState) -> ConversationEngine:
+def build_engine(runtime: Host, state: ChatState) -> ConversationEngine:
     """The engine the chat transports share; ``state`` is the hub's chat store (built
     by ``server/``)."""
     settings = runtime.settings

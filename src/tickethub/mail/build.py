@@ -1,4 +1,4 @@
-"""Wiring the pipeline from a :class:`~tickethub.server.runtime.HubRuntime` and settings,
+"""Wiring the pipeline from a component :class:`~tickethub.services.host.Host` and settings,
 and driving it over a source with a progress callback. Used by the CLI and the tests."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from tickethub.mail.state_cache import CachedMailState
 from tickethub.store.mail_store import SqlMailState
 
 if TYPE_CHECKING:
-    from tickethub.server.runtime import HubRuntime
+    from tickethub.services.host import Host
 
 
-def make_extractor(name: str, runtime: HubRuntime | None = None) -> Extractor:
+def make_extractor(name: str, runtime: Host | None = None) -> Extractor:
     """``rules`` (offline) or ``llm`` (the model configured for the hub)."""
     if name == "rules":
         from tickethub.mail.extractors.rules import RulesExtractor
@@ -33,7 +33,7 @@ def make_extractor(name: str, runtime: HubRuntime | None = None) -> Extractor:
     raise ValidationFailed(f"unknown extractor {name!r}; use rules or llm", field="extractor")
 
 
-def make_pipeline(runtime: HubRuntime, extractor: Extractor, *, root_issue: int | None = None,
+def make_pipeline(runtime: Host, extractor: Extractor, *, root_issue: int | None = None,
                   reply_handler: ReplyHandler | None = None) -> MailPipeline:
     settings = runtime.settings
     return MailPipeline(

@@ -62,3 +62,16 @@ async def serve(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> Non
         await app(scope, receive, send_with_id)
     finally:
         _current.reset(token)
+
+
+class RequestIds:
+    """ASGI middleware: every HTTP request runs under its request id (``serve``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        await serve(self.app, scope, receive, send)

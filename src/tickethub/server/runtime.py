@@ -1,15 +1,18 @@
 """``HubRuntime``: everything one hub process needs, built from ``Settings``.
 
-Construction migrates the database. ``async with runtime.running():`` binds the bus to
-the event loop, makes sure an admin exists, catches up on deadlines missed while down,
-and runs the deadline loop and one delivery worker per channel until the block exits.
+Construction migrates the database and installs the enabled components
+(``server/components.py``: GitHub, email, chat, personal agents, plugins), each through
+the narrow ``services.host.Host`` interface this class implements.
+``async with runtime.running():`` binds the bus to the event loop, makes sure an admin
+exists, catches up on deadlines missed while down, and runs the deadline loop, one
+delivery worker per channel and the components' loops until the block exits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -20,6 +23,7 @@ from tickethub.channels.base import Channel
 from tickethub.channels.webhook import WebhookChannel
 from tickethub.channels.worker import DeliveryWorker
 from tickethub.server import admin_token
+from tickethub.server import components as components_registry
 from tickethub.server.deadline_loop import DeadlineLoop
 from tickethub.server.schema_workers import schema_checker
 from tickethub.server.system import SystemClock, TokenGenerator
@@ -28,6 +32,7 @@ from tickethub.services.auth import AuthService
 from tickethub.services.deadlines import DeadlineService
 from tickethub.services.deliveries import DeliveryService
 from tickethub.services.events import EventService
+from tickethub.services.host import Component, Loop
 from tickethub.services.inbox import InboxService
 from tickethub.services.ports import Clock, SecretGenerator
 from tickethub.services.sessions import SessionService
@@ -53,6 +58,7 @@ class HubRuntime:
         *,
         clock: Clock | None = None,
         secrets: SecretGenerator | None = None,
+        components: Iterable[Component] | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock or SystemClock()
@@ -95,43 +101,38 @@ class HubRuntime:
         self.channels: list[Channel] = [WebhookChannel(self.webhooks, self.http)]
         self.generated_admin_token: str | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        # Background loops channels add (e.g. GitHub's webhook inbox and poller).
-        self.loops: list[Callable[[], Coroutine[Any, Any, None]]] = []
-        # The GitHub channel (channels/github): on when a token or a GitHub App is set.
-        self.github: Any = None
-        if settings.github_token is not None or settings.github_app_id:
-            from tickethub.channels.github import install as install_github
+        # What components add: background loops (e.g. GitHub's webhook inbox and poller)
+        # and what they provide to the doors (e.g. ``github``, ``chat_hooks``).
+        self.loops: list[Loop] = []
+        self._provided: dict[str, object] = {}
+        self.components = components_registry.install(
+            self, settings, components_registry.registered() if components is None
+            else components)
 
-            install_github(self)
-        # The email channel (channels/email, docs/mail.md): notifications when smtp_host
-        # is set; with imap_url the hub follows that mailbox (replies answer tickets).
-        if settings.smtp_host or settings.imap_url:
-            from tickethub.channels.email import install as install_email
+    @property
+    def github(self) -> Any:
+        """The GitHub channel (channels/github), if it is on."""
+        return self._provided.get("github")
 
-            install_email(self)
-        # Chat (channels/matrix, docs/chat.md): conversations in room threads.
-        if settings.matrix_homeserver:
-            from tickethub.channels.matrix import install as install_matrix
-            from tickethub.store.chat_store import SqlChatState
+    @property
+    def chat_hooks(self) -> dict[str, Any]:
+        """The webhook chat transports (channels/chat_hooks) by name."""
+        hooks: dict[str, Any] = self._provided.get("chat_hooks", {})  # type: ignore[assignment]
+        return hooks
 
-            install_matrix(self, SqlChatState(self.store))
-        # Webhook chat transports (channels/chat_hooks): Slack, Mattermost, Telegram;
-        # the /hooks/<name> routes queue into the transport named here.
-        self.chat_hooks: dict[str, Any] = {}
-        if (settings.slack_signing_secret is not None or settings.mattermost_tokens
-                or settings.telegram_webhook_secret is not None):
-            from tickethub.channels.chat_hooks import install as install_chat_hooks
-            from tickethub.store.chat_store import SqlChatState
+    @property
+    def agents(self) -> Any:
+        """Personal agents (agents/), if they are on."""
+        return self._provided.get("agents")
 
-            install_chat_hooks(self, SqlChatState(self.store))
-        # Personal agents (agents/, docs/personal-agents.md): hooked to GitHub when it is on.
-        self.agents: Any = None
-        if settings.agents_enabled:
-            from tickethub.agents.component import install as install_agents
+    def provide(self, name: str, value: object) -> None:
+        """Offer ``value`` under ``name`` to the doors and later components."""
+        self._provided[name] = value
 
-            install_agents(self, loops=True)
+    def provided(self, name: str) -> Any:
+        return self._provided.get(name)
 
-    def add_loop(self, start: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    def add_loop(self, start: Loop) -> None:
         """Run ``start()`` as a background task while the hub runs; call before
         ``running()``."""
         self.loops.append(start)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, File, Form, UploadFile
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 from starlette.concurrency import iterate_in_threadpool
 
 from tickethub.api.agent_protocol.context import Me, Services
@@ -19,6 +19,7 @@ from tickethub.api.agent_protocol.schemas import (
 )
 from tickethub.api.agent_protocol.tasks import INVALID, NOT_FOUND, Page, PageSize
 from tickethub.api.deps import call
+from tickethub.api.responses import FastJSONResponse
 from tickethub.errors import ValidationFailed
 
 router = APIRouter(route_class=AgentProtocolRoute, tags=["agent"])
@@ -28,10 +29,10 @@ router = APIRouter(route_class=AgentProtocolRoute, tags=["agent"])
             response_model=TaskArtifactsListResponse, responses={**NOT_FOUND, **INVALID},
             summary="List all artifacts that have been created for the given task.")
 async def list_artifacts(task_id: str, svc: Services, me: Me,
-                         current_page: Page = 1, page_size: PageSize = 10) -> JSONResponse:
+                         current_page: Page = 1, page_size: PageSize = 10) -> FastJSONResponse:
     records, total = await call(svc.artifacts.page, task_id, (current_page - 1) * page_size,
                                 page_size, me)
-    return JSONResponse({"artifacts": [artifact_out(a) for a in records],
+    return FastJSONResponse({"artifacts": [artifact_out(a) for a in records],
                          "pagination": pagination(total, current_page, page_size)})
 
 
@@ -47,7 +48,7 @@ async def upload_artifact(
     relative_path: Annotated[str | None, Form(
         description="Relative path of the artifact in the agent's workspace; must stay "
         "inside the task's folder.")] = None,
-) -> JSONResponse:
+) -> FastJSONResponse:
     """Stored durably under the data directory. From the task's creator the artifact is
     the client's (``agent_created: false``); from a responder, an admin or the in-hub
     worker it is the agent's and shows in the task's newest step. Anyone else: 404 for a
@@ -59,7 +60,7 @@ async def upload_artifact(
                             file.file)
     finally:
         await file.close()
-    return JSONResponse(artifact_out(record))
+    return FastJSONResponse(artifact_out(record))
 
 
 @router.get("/agent/tasks/{task_id}/artifacts/{artifact_id}",

@@ -28,6 +28,7 @@ from tickethub.server.runtime import HubRuntime
 from tickethub.services.agent_step_writes import StepWrite, StepWriter, StepWritten
 from tickethub.services.agent_tasks import AgentTaskService, TaskInput, TaskView
 from tickethub.services.artifacts import ArtifactService
+from tickethub.services.host import Host
 from tickethub.settings import Settings
 from tickethub.store.ap_records import SqlApStore
 from tickethub.store.artifact_files import FileArtifactStorage
@@ -60,7 +61,7 @@ class ApServices:
     worker: HostedTaskWorker | None
 
     @classmethod
-    def build(cls, hub: HubRuntime) -> ApServices:
+    def build(cls, hub: Host) -> ApServices:
         store = SqlApStore(hub.store)
         storage = FileArtifactStorage(hub.settings.data_dir.resolve() / "ap-artifacts")
         anonymous = None

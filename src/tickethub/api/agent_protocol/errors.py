@@ -3,30 +3,28 @@
 The spec's 404 is ``{"message": ...}`` and its 422 is "a generic JSON object", so every
 error on ``/ap/v1`` is ``application/json`` with a ``message``, plus the hub's stable
 ``code`` and the ``field`` at fault. Invalid and malformed bodies are 422, as the spec
-wants. The mapping lives in a route class, so it applies to these routes only; the rest
-of the hub keeps its ``application/problem+json``.
+wants. This module only says how a :class:`~tickethub.errors.Problem` looks on this door
+(:func:`agent_protocol_json`); the door's route class names it as its ``wire`` and
+``api/problems.py`` renders every error with it, so it applies to these routes only; the
+rest of the hub keeps its ``application/problem+json``.
 
-The route class also enforces the request body limits of this door (the app-wide limit
-exempts ``/ap/v1/``): the hub's ``max_body_bytes`` for JSON bodies, and
-``ap_max_artifact_bytes`` plus room for the multipart envelope for uploads.
+The route class also holds request bodies to this door's limits (the app-wide limit
+exempts ``/ap/v1/``), with the same check (``api/limits.py``): the hub's
+``max_body_bytes`` for JSON bodies, and ``ap_max_artifact_bytes`` plus room for the
+multipart envelope for uploads.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi import Request, Response
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
-from starlette.exceptions import HTTPException
-from starlette.types import Message
+from starlette.types import Scope
 
-from tickethub.errors import PayloadTooLarge, TickethubError
-
-log = logging.getLogger(__name__)
+from tickethub.api.limits import limited
+from tickethub.errors import Problem
 
 UPLOAD_OPERATION = "uploadAgentTaskArtifacts"
 MULTIPART_SLACK = 64 * 1024
@@ -37,105 +35,43 @@ ERROR_SCHEMA: dict[str, Any] = {
     "properties": {"message": {"type": "string"}, "code": {"type": "string"},
                    "field": {"type": "string"}, "errors": {"type": "array"}},
 }
-"""The body of :func:`error_response`, for the OpenAPI document."""
+"""The body of :func:`agent_protocol_json`, for the OpenAPI document."""
 
 
-def error_response(status: int, message: str, code: str, field: str | None = None,
-                   headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
-    body: dict[str, Any] = {"message": message, "code": code}
-    if field is not None:
-        body["field"] = field
-    body.update(extra)
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
-def _field_of(loc: tuple[Any, ...]) -> str:
-    parts = [str(p) for p in loc]
-    if parts and parts[0] in ("body", "query", "path", "header"):
-        parts = parts[1:]
-    return ".".join(parts) or "body"
-
-
-def _from_validation(exc: RequestValidationError) -> JSONResponse:
-    return validation_error(list(exc.errors()))
-
-
-def validation_error(errors: list[Any]) -> JSONResponse:
-    """The 422 for pydantic's (or FastAPI's) validation errors of a request."""
-    bad_json = next((e for e in errors if e.get("type") == "json_invalid"), None)
-    if bad_json is not None:
-        reason = bad_json.get("ctx", {}).get("error", "")
-        return error_response(422, f"the body is not valid JSON: {reason}", "malformed_json",
-                              "body")
-    described = [{"field": _field_of(tuple(e["loc"])), "message": e["msg"]} for e in errors]
-    first = described[0]
-    return error_response(422, f"{first['field']}: {first['message']}", "validation_failed",
-                          first["field"], errors=described)
-
-
-def from_error(exc: TickethubError) -> JSONResponse:
-    return error_response(exc.status, exc.detail, exc.code, exc.field, exc.headers() or None,
-                          **exc.extra)
-
-
-def _cause(exc: BaseException) -> TickethubError | None:
-    seen = exc.__cause__ or exc.__context__
-    while seen is not None:
-        if isinstance(seen, TickethubError):
-            return seen
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
-def too_large(max_bytes: int) -> PayloadTooLarge:
-    return PayloadTooLarge(f"the request body is over the limit of {max_bytes} bytes",
-                           field="body")
-
-
-def _limited(request: Request, max_bytes: int) -> Request:
-    length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > max_bytes:
-        raise too_large(max_bytes)
-    receive = request.receive
-    seen = 0
-
-    async def limited() -> Message:
-        nonlocal seen
-        message = await receive()
-        if message["type"] == "http.request":
-            seen += len(message.get("body", b""))
-            if seen > max_bytes:
-                raise too_large(max_bytes)
-        return message
-
-    return Request(request.scope, limited)
+def agent_protocol_json(problem: Problem, instance: str | None
+                        ) -> tuple[int, dict[str, Any], str]:
+    """This door's wire format of a problem (:data:`ERROR_SCHEMA`); a body that is not
+    JSON is 422 here, as the spec wants."""
+    body: dict[str, Any] = {"message": problem.detail, "code": problem.code}
+    if problem.field is not None:
+        body["field"] = problem.field
+    body.update(problem.extra)
+    status = 422 if problem.code == "malformed_json" else problem.status
+    return status, body, "application/json"
 
 
 class AgentProtocolRoute(APIRoute):
-    """An ``APIRoute`` whose errors come out in the Agent Protocol's shape."""
+    """An ``APIRoute`` of this door: its errors are rendered in the Agent Protocol's
+    shape (``wire``, read by ``api/problems.py``) and its body is held to the door's
+    limit."""
+
+    wire = staticmethod(agent_protocol_json)
+
+    def body_limit(self, scope: Scope) -> int:
+        """The largest body this route takes (``scope``: the request's)."""
+        settings = scope["app"].state.hub.settings
+        if self.operation_id == UPLOAD_OPERATION:
+            return int(settings.ap_max_artifact_bytes) + MULTIPART_SLACK
+        return int(settings.max_body_bytes)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handle = super().get_route_handler()
-        upload = self.operation_id == UPLOAD_OPERATION
 
         async def handler(request: Request) -> Response:
-            settings = request.app.state.hub.settings
-            limit = (settings.ap_max_artifact_bytes + MULTIPART_SLACK if upload
-                     else settings.max_body_bytes)
-            try:
-                if request.method in ("POST", "PUT", "PATCH"):
-                    request = _limited(request, limit)
-                return await handle(request)
-            except RequestValidationError as exc:
-                return _from_validation(exc)
-            except TickethubError as exc:
-                return from_error(exc)
-            except HTTPException as exc:
-                cause = _cause(exc)
-                if cause is not None:
-                    return from_error(cause)
-                return error_response(exc.status_code, str(exc.detail),
-                                      f"http_{exc.status_code}",
-                                      headers=dict(exc.headers) if exc.headers else None)
+            if request.method in ("POST", "PUT", "PATCH"):
+                receive = limited(request.scope, request.receive,
+                                  self.body_limit(request.scope))
+                request = Request(request.scope, receive)
+            return await handle(request)
 
         return handler

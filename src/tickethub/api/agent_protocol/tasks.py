@@ -10,9 +10,17 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
+from pydantic import TypeAdapter, ValidationError
 
-from tickethub.api.agent_protocol.context import ApServices, Hub, Me, Services
+from tickethub.api.agent_protocol.context import (
+    ApServices,
+    Hub,
+    Me,
+    Services,
+    actor_for_token,
+    services_of,
+)
 from tickethub.api.agent_protocol.errors import AgentProtocolRoute
 from tickethub.api.agent_protocol.schemas import (
     NotFoundMessage,
@@ -26,7 +34,9 @@ from tickethub.api.agent_protocol.schemas import (
     step_out,
     task_out,
 )
-from tickethub.api.deps import call
+from tickethub.api.deps import bearer_of, call, client_address
+from tickethub.api.direct_routes import DirectRequest, direct
+from tickethub.api.responses import FastJSONResponse
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Status
 from tickethub.errors import ValidationFailed
@@ -47,6 +57,8 @@ INVALID: dict[int | str, dict[str, Any]] = {
 Page = Annotated[int, Query(ge=1, le=2**31 - 1, description="Page number")]
 PageSize = Annotated[int, Query(ge=1, le=1000, description="Number of items per page")]
 _LIST_PARAMS = frozenset({"current_page", "page_size", "status", "label", "include"})
+_TASK_BODY: TypeAdapter[TaskRequestBody | None] = TypeAdapter(TaskRequestBody | None)
+_STEP_BODY: TypeAdapter[StepRequestBody | None] = TypeAdapter(StepRequestBody | None)
 
 
 def waiting_for_human(hub: HubRuntime, ticket_id: int) -> dict[str, Any]:
@@ -63,18 +75,49 @@ def _with_steps(include: str | None) -> bool:
     return True
 
 
+async def _direct_body(request: DirectRequest, adapter: TypeAdapter[Any]
+                       ) -> tuple[ApServices, Actor, Any]:
+    """The door's services, the actor and the validated body of a direct request, with
+    the route's order of refusals: a body that is not JSON at all first, then the token,
+    then a body that does not fit the model."""
+    invalid = None
+    try:
+        body = adapter.validate_json(request.body or b"null")
+    except ValidationError as exc:
+        if any(e["type"] == "json_invalid" for e in exc.errors()):
+            raise
+        invalid = exc
+    svc = services_of(request.app)
+    token = bearer_of(request.headers.get(b"authorization", b"").decode("latin-1"))
+    me = await actor_for_token(request.app.state.hub, svc, token,
+                               client_address(request.scope))
+    if invalid is not None:
+        raise invalid
+    return svc, me, body
+
+
+async def _create_direct(request: DirectRequest) -> dict[str, Any]:
+    return await create(*await _direct_body(request, _TASK_BODY))
+
+
+async def _execute_direct(request: DirectRequest) -> dict[str, Any]:
+    svc, me, body = await _direct_body(request, _STEP_BODY)
+    return await execute(request.app.state.hub, svc, me, request.path_params["task_id"],
+                         body)
+
+
 @router.post("/agent/tasks", operation_id="createAgentTask", response_model=Task,
              responses=INVALID, summary="Creates a task for the agent.")
+@direct(_create_direct)
 async def create_task(svc: Services, me: Me, body: TaskRequestBody | None = None
-                      ) -> JSONResponse:
+                      ) -> FastJSONResponse:
     """The task becomes a ticket of kind ``task`` (its id in the ticket's refs as
     ``ap_task_id``), for a person or an agent worker to take."""
-    return JSONResponse(await create(svc, me, body))
+    return FastJSONResponse(await create(svc, me, body))
 
 
 async def create(svc: ApServices, me: Actor, body: TaskRequestBody | None) -> dict[str, Any]:
-    """Create a task (group-committed); the Task as the spec shapes it. Shared by the
-    route and the fast lane."""
+    """Create a task (group-committed); the Task as the spec shapes it."""
     body = body or TaskRequestBody()
     view = await svc.creates.submit(TaskInput(me, body.input, body.additional_input))
     return task_out(view)
@@ -93,7 +136,7 @@ async def list_tasks(
                      ] = None,
     include: Annotated[str | None, Query(description="Extension: 'steps' adds each task's "
                                          "steps.")] = None,
-) -> JSONResponse:
+) -> FastJSONResponse:
     """Oldest first. Any other query parameter filters on that ``additional_input`` key
     (extension), e.g. ``?app_id=checkout``."""
     inputs = tuple(
@@ -104,7 +147,7 @@ async def list_tasks(
     views, total = await call(svc.tasks.page, filters, (current_page - 1) * page_size,
                               page_size, with_steps=_with_steps(include), viewer=me)
     tasks = [task_out(v, waiting_for_human(hub, v.ticket.id)) for v in views]
-    return JSONResponse({"tasks": tasks,
+    return FastJSONResponse({"tasks": tasks,
                          "pagination": pagination(total, current_page, page_size)})
 
 
@@ -114,20 +157,20 @@ async def list_tasks(
 async def get_task(task_id: str, hub: Hub, svc: Services, me: Me,
                    include: Annotated[str | None, Query(
                        description="Extension: 'steps' adds the task's steps.")] = None,
-                   ) -> JSONResponse:
+                   ) -> FastJSONResponse:
     view = await call(svc.tasks.get, task_id, with_steps=_with_steps(include), viewer=me)
-    return JSONResponse(task_out(view, waiting_for_human(hub, view.ticket.id)))
+    return FastJSONResponse(task_out(view, waiting_for_human(hub, view.ticket.id)))
 
 
 @router.get("/agent/tasks/{task_id}/steps", operation_id="listAgentTaskSteps",
             response_model=TaskStepsListResponse, responses={**NOT_FOUND, **INVALID},
             summary="List all steps for the specified task.")
 async def list_steps(task_id: str, hub: Hub, svc: Services, me: Me,
-                     current_page: Page = 1, page_size: PageSize = 10) -> JSONResponse:
+                     current_page: Page = 1, page_size: PageSize = 10) -> FastJSONResponse:
     ticket, steps = await call(svc.tasks.steps, task_id, me)
     start = (current_page - 1) * page_size
     waiting = waiting_for_human(hub, ticket.id)
-    return JSONResponse({
+    return FastJSONResponse({
         "steps": [step_out(s, waiting) for s in steps[start:start + page_size]],
         "pagination": pagination(len(steps), current_page, page_size),
     })
@@ -162,13 +205,14 @@ async def hold_for_reply(hub: HubRuntime, svc: Any, task_id: str, step_id: str,
              response_model=Step, responses={**NOT_FOUND, **INVALID, 409: {
                  "description": "The task is finished; nothing was changed."}},
              summary="Execute a step in the specified agent task.")
+@direct(_execute_direct)
 async def execute_step(task_id: str, hub: Hub, svc: Services, me: Me,
-                       body: StepRequestBody | None = None) -> JSONResponse:
+                       body: StepRequestBody | None = None) -> FastJSONResponse:
     """Posts the step's input on the task's ticket and holds up to
     ``ap_step_hold_seconds`` for a reply. Without one in time the step comes back
     ``running``, with ``additional_output.waiting_for_human`` naming the ticket; a later
     GET of the step shows it completed once the reply lands."""
-    return JSONResponse(await execute(hub, svc, me, task_id, body))
+    return FastJSONResponse(await execute(hub, svc, me, task_id, body))
 
 
 async def execute(hub: HubRuntime, svc: ApServices, me: Actor, task_id: str,
@@ -243,6 +287,6 @@ async def stream_steps(task_id: str, hub: Hub, svc: Services, me: Me) -> Streami
             response_model=Step, responses=NOT_FOUND,
             summary="Get details about a specified task step.")
 async def get_step(task_id: str, step_id: str, hub: Hub, svc: Services, me: Me
-                   ) -> JSONResponse:
+                   ) -> FastJSONResponse:
     ticket, view = await call(svc.tasks.step, task_id, step_id, me)
-    return JSONResponse(step_out(view, waiting_for_human(hub, ticket.id)))
+    return FastJSONResponse(step_out(view, waiting_for_human(hub, ticket.id)))

@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
@@ -21,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 from tickethub.api.deps import actor_for, bearer_of, bearer_token, client_address
 from tickethub.api.mcp_server.desk import Desk, LocalDesk
 from tickethub.api.mcp_server.tools import build_server
+from tickethub.api.problems import render
 from tickethub.errors import TickethubError
 from tickethub.server.runtime import HubRuntime
 
@@ -39,11 +39,7 @@ class _Authenticated:
             try:
                 await actor_for(self._hub, bearer_token(Request(scope)), client_address(scope))
             except TickethubError as exc:
-                problem = exc.to_problem() | {"instance": PATH}
-                response = JSONResponse(problem, status_code=exc.status,
-                                        media_type="application/problem+json",
-                                        headers=exc.headers())
-                await response(scope, receive, send)
+                await render(exc.problem(), scope)(scope, receive, send)
                 return
         await self._handle(scope, receive, send)  # type: ignore[operator]
 

@@ -10,6 +10,7 @@ streaming included. Upstream failures become 502/504 and are recorded on a ticke
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -19,12 +20,13 @@ from fastapi import Response
 from fastapi.responses import JSONResponse
 
 from tickethub.api.deps import call
-from tickethub.api.openai.errors import error_body, error_response
+from tickethub.api.openai.errors import error_event, openai_json
 from tickethub.api.openai.schemas import ChatRequest, chunks_of, completion_id
 from tickethub.api.openai.streaming import DONE, held, sse, sse_response
+from tickethub.api.problems import render
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Status
-from tickethub.errors import IllegalTransition
+from tickethub.errors import IllegalTransition, Problem
 from tickethub.llm.errors import UpstreamError
 from tickethub.llm.openai_compatible import OpenAICompatible, completion_of
 from tickethub.llm.port import Completion, ToolCall
@@ -73,9 +75,10 @@ class ProxyDoor:
             ticket = await call(self._conversations.record_upstream_failure, actor,
                                 request.model, request.wire_messages(), exc.detail)
             url = self._hub.public_url(f"/api/v1/tickets/{ticket.id}")
-            return error_response(exc.status, f"{exc.detail} (recorded on ticket "
-                                  f"#{ticket.id}: {url})", exc.code,
-                                  headers={"X-Tickethub-Ticket": str(ticket.id)})
+            recorded = dataclasses.replace(
+                exc.problem(), detail=f"{exc.detail} (recorded on ticket #{ticket.id}: {url})")
+            return render(recorded, wire=openai_json,
+                          headers={"X-Tickethub-Ticket": str(ticket.id)})
 
     # -- pass-through --------------------------------------------------------------------
 
@@ -100,7 +103,7 @@ class ProxyDoor:
                 async for piece in upstream.aiter_bytes():
                     yield piece
             except UpstreamError as exc:  # the upstream broke off mid-stream
-                yield b"data: " + error_response(exc.status, exc.detail, exc.code).body + b"\n\n"
+                yield error_event(exc)
             finally:
                 await context.__aexit__(*sys.exc_info())
 
@@ -149,7 +152,7 @@ class ProxyDoor:
             def emit(result: tuple[dict[str, Any], Completion] | Refusal) -> list[dict[str, Any]]:
                 if isinstance(result, Refusal):
                     if self._on_reject == "error":
-                        return [self._refusal_error(result)]
+                        return [openai_json(self._refusal(result), None)[1]]
                     result = self._refused(upstream_body, completion, result)
                 return chunks_of(cid, request.model, result[1],
                                  include_usage=request.include_usage)
@@ -159,8 +162,7 @@ class ProxyDoor:
         result = await decide()
         if isinstance(result, Refusal):
             if self._on_reject == "error":
-                return JSONResponse(self._refusal_error(result), status_code=403,
-                                    headers=headers)
+                return render(self._refusal(result), wire=openai_json, headers=headers)
             result = self._refused(upstream_body, completion, result)
         return JSONResponse(result[0], headers=headers)
 
@@ -199,6 +201,6 @@ class ProxyDoor:
         return body, refused
 
     @staticmethod
-    def _refusal_error(refusal: Refusal) -> dict[str, Any]:
-        return error_body(403, f"A person refused the tool call: {refusal.reason}",
-                          "tool_call_rejected")
+    def _refusal(refusal: Refusal) -> Problem:
+        return Problem(403, "tool_call_rejected", "Tool call rejected",
+                       f"A person refused the tool call: {refusal.reason}")

@@ -15,7 +15,8 @@ from tickethub.api.openai.errors import ERROR_SCHEMA, STATUSES, UPSTREAM, OpenAI
 from tickethub.api.openai.gateway import Gateway, caller, gateway
 from tickethub.api.openai.human import HUMAN, is_human
 from tickethub.api.openai.schemas import ChatRequest
-from tickethub.api.problems import allowed_methods, error_responses
+from tickethub.api.problem_docs import error_responses
+from tickethub.api.problems import allowed_methods
 from tickethub.domain.actors import Actor
 from tickethub.errors import BadRequest, MalformedJSON, NotFound
 

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from fastapi.responses import StreamingResponse
 
-from tickethub.api.openai.errors import response_for
+from tickethub.api.openai.errors import error_event
 
 T = TypeVar("T")
 
@@ -47,7 +47,7 @@ async def held(
         try:
             result = task.result()
         except Exception as exc:
-            yield b"data: " + response_for(exc).body + b"\n\n"
+            yield error_event(exc)
             return
         for chunk in emit(result):
             yield sse(chunk)

@@ -1,24 +1,27 @@
 """Webhook chat transports (docs/chat.md): Slack, Mattermost and Telegram, with the platform calling
 ``POST /hooks/<name>`` and replies sent through its API. :func:`install` wires the
 configured ones into a running hub; every one feeds the same engine and routing as
-Matrix."""
+Matrix. :data:`component`: the transports as a hub component, on when any is
+configured."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from tickethub.channels.chat_hooks.base import Actors, WebhookTransport
+from tickethub.services.host import Component, Host
 
 if TYPE_CHECKING:
-    from tickethub.server.runtime import HubRuntime
     from tickethub.services.chat_state import ChatState
+    from tickethub.settings import Settings
 
-__all__ = ["Actors", "WebhookTransport", "install"]
+__all__ = ["Actors", "WebhookTransport", "component", "install"]
 
 
-def install(runtime: HubRuntime, state: ChatState) -> None:
+def install(runtime: Host, state: ChatState) -> None:
     """Serve each configured webhook transport (its secret set) while the hub runs;
-    ``runtime.chat_hooks`` names them for the hook routes. Call before ``running()``."""
+    provided as ``chat_hooks`` (name → transport) for the hook routes. Call before
+    ``running()``."""
     from tickethub.channels.chat_hooks.mattermost import MattermostTransport
     from tickethub.channels.chat_hooks.slack import SlackTransport
     from tickethub.channels.chat_hooks.telegram import TelegramTransport
@@ -42,11 +45,25 @@ def install(runtime: HubRuntime, state: ChatState) -> None:
         token = settings.telegram_bot_token
         transports.append(TelegramTransport(actors, runtime.http, settings.telegram_api_url,
                                             token.get_secret_value() if token else ""))
+    runtime.provide("chat_hooks", {t.name: t for t in transports})
     for transport in transports:
-        runtime.chat_hooks[transport.name] = transport
 
         async def serve(transport: WebhookTransport = transport) -> None:
             await run_conversations(engine, transport,
                                     expire_every=settings.chat_timeout_check_seconds)
 
         runtime.add_loop(serve)
+
+
+def _enabled(settings: Settings) -> bool:
+    return (settings.slack_signing_secret is not None or bool(settings.mattermost_tokens)
+            or settings.telegram_webhook_secret is not None)
+
+
+def _install(host: Host) -> None:
+    from tickethub.store.chat_store import SqlChatState
+
+    install(host, SqlChatState(host.store))
+
+
+component = Component("chat_hooks", _enabled, _install)

@@ -1,27 +1,25 @@
 """The email channel: ticket notifications over SMTP to the people assigned
 (:class:`EmailChannel`), and their replies answering the ticket (:class:`ReplyReader`,
 used by the mail pipeline for every mail it reads). :func:`install` wires both into a
-running hub."""
+running hub; :data:`component` is the channel as a hub component."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
 
 from tickethub.channels.email.channel import EmailChannel
 from tickethub.channels.email.replies import ReplyReader
 from tickethub.channels.email.smtp import SmtpSender
+from tickethub.services.host import Component, Host
+from tickethub.settings import Settings
 
-if TYPE_CHECKING:
-    from tickethub.server.runtime import HubRuntime
-
-__all__ = ["EmailChannel", "ReplyReader", "SmtpSender", "install"]
+__all__ = ["EmailChannel", "ReplyReader", "SmtpSender", "component", "install"]
 
 log = logging.getLogger(__name__)
 
 
-def install(runtime: HubRuntime) -> None:
+def install(runtime: Host) -> None:
     """With ``smtp_host``: notify assignees by mail. With ``imap_url`` and
     ``imap_password``: follow that mailbox while the hub runs (IDLE) — replies answer
     tickets, other mail feeds the issue tree. Call before ``runtime.running()``."""
@@ -36,7 +34,7 @@ def install(runtime: HubRuntime) -> None:
         runtime.add_loop(lambda: follow_mailbox(runtime))
 
 
-async def follow_mailbox(runtime: HubRuntime) -> None:
+async def follow_mailbox(runtime: Host) -> None:
     from tickethub.mail.build import make_extractor, make_pipeline
     from tickethub.mail.imap import ImapMailbox, ImapURL
     from tickethub.mail.sources import RawMail
@@ -66,3 +64,10 @@ async def follow_mailbox(runtime: HubRuntime) -> None:
     finally:
         stop.set()  # lets a thread waiting in IDLE return within a second
         box.close()
+
+
+def _enabled(settings: Settings) -> bool:
+    return bool(settings.smtp_host or settings.imap_url)
+
+
+component = Component("email", _enabled, install)

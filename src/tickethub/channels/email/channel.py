@@ -24,7 +24,7 @@ from tickethub.services.ports import Delivery
 
 if TYPE_CHECKING:
     from tickethub.channels.email.smtp import SmtpSender
-    from tickethub.server.runtime import HubRuntime
+    from tickethub.services.host import Host
     from tickethub.services.tickets import TicketService
 
 _NOTIFY = frozenset({EventType.TICKET_CREATED, EventType.TICKET_ASSIGNED,
@@ -46,7 +46,7 @@ class EmailChannel(Channel):
         self._public_url = public_url.rstrip("/")
 
     @classmethod
-    def from_runtime(cls, runtime: HubRuntime) -> EmailChannel:
+    def from_runtime(cls, runtime: Host) -> EmailChannel:
         from tickethub.channels.email.smtp import SmtpSender
 
         s = runtime.settings

@@ -21,7 +21,7 @@ from tickethub.mail.parse import ParsedMail
 from tickethub.mail.reply_token import load_key, verified_ticket
 
 if TYPE_CHECKING:
-    from tickethub.server.runtime import HubRuntime
+    from tickethub.services.host import Host
     from tickethub.services.tickets import TicketService
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ class ReplyReader:
         self._notify = {k.lower(): v.lower() for k, v in notify.items()}
 
     @classmethod
-    def from_runtime(cls, runtime: HubRuntime) -> ReplyReader:
+    def from_runtime(cls, runtime: Host) -> ReplyReader:
         s = runtime.settings
         secret = s.mail_reply_secret.get_secret_value() if s.mail_reply_secret else None
         return cls(runtime.tickets, key=load_key(secret, s.data_dir),

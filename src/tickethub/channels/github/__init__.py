@@ -1,16 +1,16 @@
 """The GitHub channel: tickets live as GitHub issues, and people with write access
 steer agents from the comments.
 
-``install(hub)`` builds the pieces on a ``HubRuntime`` and registers them: the mirror
-(an outbound ``Channel`` on the hub's delivery queue), the webhook inbox worker and the
-poller (background loops). ``/hooks/github`` (``api/hooks_github.py``) feeds the inbox.
-See docs/github.md.
+``install(hub)`` builds the pieces on the hub (a component :class:`Host`) and registers
+them: the mirror (an outbound ``Channel`` on the hub's delivery queue), the webhook inbox
+worker and the poller (background loops); :data:`component` is the channel as a hub
+component, on when a token or a GitHub App is set. ``/hooks/github``
+(``api/hooks_github.py``) feeds the inbox. See docs/github.md.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import httpx
 
@@ -22,10 +22,9 @@ from tickethub.channels.github.mirror import GithubMirror
 from tickethub.channels.github.permissions import PermissionCache
 from tickethub.channels.github.polling import CommentPoller
 from tickethub.services.github_sync import GithubSyncService, RetrySchedule
+from tickethub.services.host import Component, Host
+from tickethub.settings import Settings
 from tickethub.store.github_store import SqlGithubStore
-
-if TYPE_CHECKING:
-    from tickethub.server.runtime import HubRuntime
 
 
 @dataclass
@@ -40,7 +39,7 @@ class GithubChannel:
     importer: GithubImporter
 
 
-def install(hub: HubRuntime, *, token: str | None = None,
+def install(hub: Host, *, token: str | None = None,
             transport: httpx.AsyncBaseTransport | None = None,
             register: bool = True) -> GithubChannel:
     """Build the GitHub channel for ``hub`` (``token``/``transport`` override settings,
@@ -77,5 +76,12 @@ def install(hub: HubRuntime, *, token: str | None = None,
         hub.add_channel(mirror)
         hub.add_loop(intake.run)
         hub.add_loop(poller.run)
-        hub.github = channel
+        hub.provide("github", channel)
     return channel
+
+
+def _enabled(settings: Settings) -> bool:
+    return settings.github_token is not None or bool(settings.github_app_id)
+
+
+component = Component("github", _enabled, install)

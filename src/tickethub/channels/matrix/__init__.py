@@ -1,5 +1,6 @@
 """The Matrix chat transport (docs/chat.md): the bot serves conversations in room
-threads. :func:`install` wires it into a running hub as a component."""
+threads. :func:`install` wires it into a running hub; :data:`component` is the
+transport as a hub component, on when ``matrix_homeserver`` is set."""
 
 from __future__ import annotations
 
@@ -7,15 +8,15 @@ from typing import TYPE_CHECKING
 
 from tickethub.channels.matrix.tickets import MatrixTicketChannel
 from tickethub.channels.matrix.transport import MatrixTransport, parse_message
+from tickethub.services.host import Component, Host
 
 if TYPE_CHECKING:
-    from tickethub.server.runtime import HubRuntime
     from tickethub.services.chat_state import ChatState
 
-__all__ = ["MatrixTicketChannel", "MatrixTransport", "install", "parse_message"]
+__all__ = ["MatrixTicketChannel", "MatrixTransport", "component", "install", "parse_message"]
 
 
-def install(runtime: HubRuntime, state: ChatState) -> None:
+def install(runtime: Host, state: ChatState) -> None:
     """With ``matrix_homeserver`` set: log in as ``matrix_user`` while the hub runs and
     serve the conversation handlers of ``chat_plugins``; ``state``: where
     conversations are kept. Call before ``running()``."""
@@ -44,3 +45,12 @@ def install(runtime: HubRuntime, state: ChatState) -> None:
             await transport.close()
 
     runtime.add_loop(serve)
+
+
+def _install(host: Host) -> None:
+    from tickethub.store.chat_store import SqlChatState
+
+    install(host, SqlChatState(host.store))
+
+
+component = Component("matrix", lambda settings: bool(settings.matrix_homeserver), _install)

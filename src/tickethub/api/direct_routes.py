@@ -1,0 +1,152 @@
+"""Direct routes: a route's JSON operation served without FastAPI's per-request layers
+(router scan, dependency solving), for the few operations whose cost is mostly those
+layers (the Agent Protocol door's create task and execute step).
+
+Nothing here names a path. A route opts in by decorating its endpoint with
+:func:`direct`, giving a handler that does the same work from the raw request; the
+:class:`DirectRoutes` middleware builds its table from ``app.routes`` (each such route's
+``path_regex``, ``methods`` and endpoint), so the route table stays the only one. It sits
+in the app's middleware stack like any other middleware (anything added with
+``app.add_middleware`` runs around it; the error guard ``UnexpectedErrors`` too), holds
+the body to the route's limit with the same check (``api/limits.py``), renders errors
+with the one renderer in the route's wire format (``api/problems.py``) and encodes JSON
+as the routes do (``json_codec``). A request it does not take (another path or method,
+a body not declared JSON) goes on to FastAPI unchanged; the route stays the reference
+and documents the operation in the OpenAPI schema.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from fastapi.routing import iter_route_contexts
+from starlette.routing import BaseRoute
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from tickethub.api.limits import limited
+from tickethub.api.problems import INTERNAL, problem_of, render
+from tickethub.api.responses import FastJSONResponse
+
+
+class ClientGone(Exception):
+    """The client went away before its body was read; nothing to answer."""
+
+
+@dataclass(frozen=True)
+class DirectRequest:
+    """What a direct handler gets: the app, the ASGI scope, the matched path parameters,
+    the request headers it may read, and the whole body (already under the limit)."""
+
+    app: Any
+    scope: Scope
+    path_params: dict[str, str]
+    headers: dict[bytes, bytes]
+    body: bytes
+
+
+DirectHandler = Callable[[DirectRequest], Awaitable[Any]]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def direct(handler: DirectHandler) -> Callable[[F], F]:
+    """Decorate a route's endpoint (below ``@router.post(...)``) with ``handler``: the
+    same operation from a :class:`DirectRequest`, returning the JSON body of the 200."""
+
+    def mark(endpoint: F) -> F:
+        endpoint.__direct__ = handler  # type: ignore[attr-defined]
+        return endpoint
+
+    return mark
+
+
+def _json_or_empty(headers: dict[bytes, bytes]) -> bool:
+    """True when the body is declared JSON, or is empty (no body: the defaults). FastAPI
+    does not read an undeclared body as JSON, so neither does a direct route."""
+    declared = headers.get(b"content-type")
+    if declared is None:
+        return headers.get(b"content-length") == b"0"
+    media = declared.split(b";", 1)[0].strip().lower()
+    return media == b"application/json" or media.endswith(b"+json")
+
+
+@dataclass(frozen=True)
+class _Direct:
+    path_regex: re.Pattern[str]  # the route's, with the prefixes of including routers
+    methods: frozenset[str]
+    route: BaseRoute  # the route as declared: ``scope["route"]``, its wire and limit
+    handler: DirectHandler
+
+
+def _direct_routes(routes: list[BaseRoute]) -> list[_Direct]:
+    """Each route of ``routes`` (included routers' too) with a direct handler."""
+    found = []
+    for context in iter_route_contexts(routes):
+        handler = getattr(context.endpoint, "__direct__", None)
+        if handler is not None:
+            found.append(_Direct(context.path_regex, frozenset(context.methods or ()),
+                                 context.original_route, handler))
+    return found
+
+
+class DirectRoutes:
+    """The middleware serving the app's direct routes (see the module doc). Add it
+    before the other middleware, so it is the innermost one."""
+
+    _WANTED = (b"content-type", b"content-length", b"authorization")
+
+    def __init__(self, app: ASGIApp, routes: Callable[[], list[BaseRoute]],
+                 max_body_bytes: Callable[[], int]) -> None:
+        self.app = app
+        self._routes = routes  # the app's routes, read once at the first request
+        self._max_body_bytes = max_body_bytes
+        self._table: list[_Direct] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            if self._table is None:
+                self._table = _direct_routes(self._routes())
+            path = scope["path"]
+            for entry in self._table:
+                match = entry.path_regex.match(path)
+                if match is not None and "POST" in entry.methods:
+                    headers = {k: v for k, v in scope["headers"] if k in self._WANTED}
+                    if _json_or_empty(headers):
+                        await self._serve(entry.route, entry.handler, match.groupdict(),
+                                          headers, scope, receive, send)
+                        return
+                    break
+        await self.app(scope, receive, send)
+
+    async def _serve(self, route: Any, handler: DirectHandler, params: dict[str, str],
+                     headers: dict[bytes, bytes], scope: Scope, receive: Receive,
+                     send: Send) -> None:
+        scope["route"] = route  # as the router would: the route's wire format applies
+        scope["path_params"] = params
+        limit = getattr(route, "body_limit", None)
+        try:
+            body = await _read(limited(scope, receive, limit(scope) if limit is not None
+                                       else self._max_body_bytes()))
+            out = await handler(DirectRequest(scope.get("app"), scope, params, headers, body))
+            response = FastJSONResponse(out)
+        except ClientGone:
+            return
+        except Exception as exc:
+            problem = problem_of(exc)
+            if problem is INTERNAL:
+                raise  # a bug: the app's guard (UnexpectedErrors) logs and answers it
+            response = render(problem, scope)
+        await response(scope, receive, send)
+
+
+async def _read(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)

@@ -1,0 +1,98 @@
+"""The layers of shared/DESIGN.md, checked from the source: which packages may not import
+which. Every import counts, ``if TYPE_CHECKING:`` and function-level ones included (a
+type-only import is still a dependency on that layer), so the composition root stays the
+only place that knows the whole hub."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+# package (under tickethub) -> packages it must not import
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "channels": ("tickethub.server", "tickethub.api", "tickethub.web"),
+    "mail": ("tickethub.server", "tickethub.api", "tickethub.web"),
+    "conversations": ("tickethub.server", "tickethub.api", "tickethub.web"),
+    "services": ("tickethub.server", "tickethub.api", "tickethub.web", "tickethub.channels"),
+    "domain": ("tickethub.server", "tickethub.api", "tickethub.web", "tickethub.services",
+               "tickethub.store"),
+    "store": ("tickethub.server", "tickethub.api", "tickethub.web"),
+    "bus": ("tickethub.server", "tickethub.api", "tickethub.web"),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(source: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """Every module ``source`` (the text of ``module``) imports, with its line; relative
+    imports resolved."""
+    found = []
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.append((node.lineno, base))
+            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+    return found
+
+
+def violations(package: str) -> list[str]:
+    """``file:line imports name`` for each import under ``tickethub.<package>`` that its
+    rule forbids."""
+    banned = FORBIDDEN[package]
+    out = []
+    for path in sorted((SRC / "tickethub" / package).rglob("*.py")):
+        module = _module_name(path)
+        for line, name in imports_of(path.read_text(), module, path.name == "__init__.py"):
+            if any(name == b or name.startswith(b + ".") for b in banned):
+                out.append(f"{path.relative_to(SRC)}:{line} imports {name}")
+    return out
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_the_package_keeps_to_its_layer(package: str) -> None:
+    assert violations(package) == []
+
+
+def test_the_check_sees_every_kind_of_import() -> None:
+    """A type-only, a function-level and a relative import of the runtime are all seen."""
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from tickethub.server.runtime import HubRuntime\n"
+        "def f():\n"
+        "    import tickethub.server.main\n"
+        "from ...server import components\n"
+    )
+    names = [name for _, name in imports_of(source, "tickethub.channels.github.x")]
+    assert "tickethub.server.runtime" in names
+    assert "tickethub.server.main" in names
+    assert "tickethub.server.components" in names
+
+
+def test_channels_and_mail_importing_the_runtime_would_fail(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """The rule is not vacuous: a channel module importing the runtime is reported."""
+    fake = tmp_path / "tickethub" / "channels"
+    fake.mkdir(parents=True)
+    (fake / "bad.py").write_text("from tickethub.server.runtime import HubRuntime\n")
+    monkeypatch.setitem(globals(), "SRC", tmp_path)
+    assert violations("channels") == [
+        "tickethub/channels/bad.py:1 imports tickethub.server.runtime",
+        "tickethub/channels/bad.py:1 imports tickethub.server.runtime.HubRuntime"]
