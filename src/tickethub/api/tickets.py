@@ -23,6 +23,7 @@ from tickethub.api.schemas import (
     TicketPage,
     TransitionIn,
     TreeNode,
+    ticket_json,
 )
 from tickethub.api.wire_types import Id, Seq, Text
 from tickethub.domain.actors import Actor
@@ -41,7 +42,7 @@ def _out(hub: HubRuntime, ticket: Ticket, status_code: int = 200,
          headers: dict[str, str] | None = None) -> Response:
     """The ticket as JSON. Returned as a ready response: FastAPI would otherwise validate
     the model a second time (``response_model`` still documents it)."""
-    body = TicketOut.of(ticket, hub.settings.effective_public_url).model_dump_json()
+    body = ticket_json(ticket, hub.settings.effective_public_url)
     return Response(body, status_code=status_code, media_type="application/json",
                     headers=headers)
 
