@@ -139,15 +139,16 @@ async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> 
     if not errors:
         try:
             if action == "answer":
-                await call(hub.tickets.answer, me.actor, ticket_id,
-                           posted["text"] or posted["comment"] or None, data, VIA,
-                           expected_version=version)
+                await hub.tickets.aanswer(me.actor, ticket_id,
+                                          posted["text"] or posted["comment"] or None, data,
+                                          VIA, expected_version=version)
             elif action == "approve":
-                await call(hub.tickets.approve, me.actor, ticket_id, posted["comment"] or None,
-                           data if fields else None, VIA, expected_version=version)
+                await hub.tickets.aapprove(me.actor, ticket_id, posted["comment"] or None,
+                                           data if fields else None, VIA,
+                                           expected_version=version)
             else:
-                await call(hub.tickets.deny, me.actor, ticket_id, posted["reason"], VIA,
-                           expected_version=version)
+                await hub.tickets.adeny(me.actor, ticket_id, posted["reason"], VIA,
+                                        expected_version=version)
         except ValidationFailed as exc:
             if fields:
                 errors = schema_form.errors_from_problem(exc.extra.get("errors"), exc.field,
