@@ -91,6 +91,25 @@ def _ticket_values(ticket: Ticket) -> dict[str, Any]:
     }
 
 
+# Which columns each changeable field of a ``Ticket`` is stored in (``_ticket_values``).
+_FIELD_COLUMNS: dict[str, tuple[str, ...]] = {
+    "status": ("status",), "title": ("title",), "body": ("body",),
+    "assignee": ("assignee",), "labels": ("labels",), "due_at": ("due_at",),
+    "next_attention_at": ("next_attention_at",),
+    "answer": ("answer_text", "answer_data", "answer_by", "answer_via", "answer_at"),
+    "response_schema": ("response_schema",), "proposal": ("proposal",), "refs": ("refs",),
+    "updated_at": ("updated_at",), "version": ("version",),
+}
+_ALL_COLUMNS = [c for columns in _FIELD_COLUMNS.values() for c in columns]
+
+
+def _changed_columns(before: Ticket, after: Ticket) -> Iterator[str]:
+    for name, columns in _FIELD_COLUMNS.items():
+        old, new = getattr(before, name), getattr(after, name)
+        if old is not new and old != new:
+            yield from columns
+
+
 # The compare-and-set UPDATE of ``update()``, built once per set of columns (in
 # practice one): building and cache-keying it on every call cost
 # about as much CPU as running it. Parameters are the column names prefixed ``v_``,
@@ -133,6 +152,9 @@ class SqlTicketRepository:
         # (version, labels, refs) of rows this transaction locked with get(for_update=True)
         # or wrote, so update() need not read them again to diff the lookup tables.
         self._locked: dict[int, tuple[int, tuple[str, ...], dict[str, Any]]] = {}
+        # Tickets read for update in bulk (get_many, overdue, defer_elapsed), as last
+        # read or written: update_many writes only the columns that differ from these.
+        self._before: dict[int, Ticket] = {}
 
     def add(self, draft: TicketDraft, created_by: str, at: datetime,
             idempotency_key: str | None = None, request_hash: str | None = None) -> Ticket:
@@ -240,6 +262,7 @@ class SqlTicketRepository:
             found[ticket.id] = ticket
             if for_update:
                 self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))
+                self._before[ticket.id] = ticket
         return found
 
     def update_many(self, changes: Sequence[tuple[Ticket, int]]) -> None:
@@ -250,22 +273,31 @@ class SqlTicketRepository:
         an error that rolls the whole transaction back."""
         if not changes:
             return
-        rows = []
+        pairs = []
         for ticket, expected in changes:
-            locked = self._locked.get(ticket.id)
-            if locked is None or locked[0] != expected:
+            before = self._before.get(ticket.id)
+            if before is None or before.version != expected:
                 raise RuntimeError(f"ticket {ticket.id} was not locked at version {expected}")
-            rows.append({**_ticket_values(ticket), WHERE + "id": ticket.id,
-                         WHERE + "version": expected})
+            pairs.append((before, ticket))
+        # Only what changed (an expiry sets three columns, not seventeen with their JSON).
+        columns: set[str] = {"updated_at", "version"}
+        for before, ticket in pairs:
+            columns.update(_changed_columns(before, ticket))
+        ordered = [c for c in _ALL_COLUMNS if c in columns]
+        rows = []
+        for before, ticket in pairs:
+            values = _ticket_values(ticket)
+            rows.append({**{c: values[c] for c in ordered}, WHERE + "id": ticket.id,
+                         WHERE + "version": before.version})
         updated = update_rows(self._c, tickets, rows)
         if updated not in (-1, len(changes)):
             raise RuntimeError(f"{updated} of {len(changes)} locked tickets updated")
-        for ticket, _ in changes:
-            _, old_labels, old_refs = self._locked[ticket.id]
-            if ticket.labels != old_labels:
-                self._write_labels(ticket.id, ticket.labels, old_labels)
-            self._write_refs(ticket.id, ticket.refs, old_refs)
+        for before, ticket in pairs:
+            if ticket.labels != before.labels:
+                self._write_labels(ticket.id, ticket.labels, before.labels)
+            self._write_refs(ticket.id, ticket.refs, before.refs)
             self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))
+            self._before[ticket.id] = ticket
 
     def find_idempotent(self, created_by: str, key: str) -> tuple[Ticket, str | None] | None:
         row = self._c.execute(
@@ -408,6 +440,7 @@ class SqlTicketRepository:
         if for_update:
             for ticket in found:
                 self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))
+                self._before[ticket.id] = ticket
         return found
 
     def next_deadline(self) -> datetime | None:
