@@ -111,7 +111,7 @@ class Waiters:
         for conn, ticket_id in zip(self._conns, self.ids, strict=True):
             conn.send("GET", f"/api/v1/tickets/{ticket_id}/wait?timeout={WAIT_TIMEOUT}")
         self._tasks = [asyncio.create_task(self._wait(i, c)) for i, c in enumerate(self._conns)]
-        async with httpx.AsyncClient(base_url=self.hub.url, timeout=30) as client:
+        async with httpx.AsyncClient(base_url=self.hub.url, timeout=120) as client:
             while time.perf_counter() - started < PARK_LIMIT:
                 if (await client.get("/healthz")).json()["waiters"] >= len(self.ids):
                     return time.perf_counter() - started

@@ -32,7 +32,7 @@ class HubProcess:
     """``with HubProcess() as hub:`` starts the server and waits until ``/healthz`` answers;
     leaving the block stops it and deletes its data folder."""
 
-    def __init__(self, *, env: dict[str, str] | None = None, start_timeout: float = 60) -> None:
+    def __init__(self, *, env: dict[str, str] | None = None, start_timeout: float = 300) -> None:
         self.host = "127.0.0.1"
         self.port = free_port()
         self.url = f"http://{self.host}:{self.port}"

@@ -1,9 +1,10 @@
-"""Group commit for the Agent Protocol door's writes (task creates, step posts, replies
-of in-hub workers): requests that arrive while a transaction is running wait for it and
-then go in together, in the next single transaction. Each request is still answered only
-after its write is committed. A failed transaction fails every request in it (nothing of
-it is stored); a commit function may also fail single items by putting an exception in
-their place (those items changed nothing)."""
+"""Group commit for the hub's writes (ticket commands from the native API, the web and
+MCP: ``services/ticket_writes.py``; the Agent Protocol door's task creates, step posts
+and in-hub workers' replies): requests that arrive while a transaction is running wait
+for it and then go in together, in the next single transaction. Each request is still
+answered only after its write is committed. A failed transaction fails every request in
+it (nothing of it is stored); a commit function may also fail single items by putting
+an exception in their place (those items changed nothing)."""
 
 from __future__ import annotations
 
@@ -38,11 +39,16 @@ class GroupCommit(Generic[In, Out]):
         self._seconds = GROUP_COMMIT_SECONDS.labels(writer=writer)
 
     async def submit(self, item: In) -> Out:
-        future: asyncio.Future[Out] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        if self._drainer is not None and self._drainer.get_loop() is not loop:
+            # Used from a new event loop (a restarted server, the next test): what the
+            # old loop left queued can never be answered there, and its drain is gone.
+            self._queue, self._draining, self._drainer = [], False, None
+        future: asyncio.Future[Out] = loop.create_future()
         self._queue.append((item, future))
         if not self._draining:
             self._draining = True
-            self._drainer = asyncio.get_running_loop().create_task(self._drain())
+            self._drainer = loop.create_task(self._drain())
         return await future
 
     async def _drain(self) -> None:

@@ -16,7 +16,9 @@ from tickethub.server.runtime import HubRuntime
 T = TypeVar("T")
 
 
-def runtime(request: Request) -> HubRuntime:
+async def runtime(request: Request) -> HubRuntime:
+    """The hub (``async``: FastAPI runs a plain ``def`` dependency in a worker thread,
+    a thread hop per request for an attribute read)."""
     hub: HubRuntime = request.app.state.hub
     return hub
 

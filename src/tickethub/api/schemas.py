@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
 
 from tickethub.api.wire_types import Id, NoNul, Text
@@ -89,6 +90,35 @@ class TicketOut(BaseModel):
             version=ticket.version, url=f"{base_url}/api/v1/tickets/{ticket.id}",
             html_url=f"{base_url}/t/{ticket.id}",
         )
+
+
+_TICKET_JSON = orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
+
+
+def ticket_json(ticket: Ticket, base_url: str) -> bytes:
+    """``TicketOut.of(ticket, base_url).model_dump_json()``, byte for byte, in a
+    fraction of its time (no model is built): for the hot paths (an ask, an answer,
+    thousands of woken long-polls). Values orjson refuses (an integer beyond 64 bits)
+    go the model's way."""
+    answer = ticket.answer
+    document = {
+        "id": ticket.id, "parent_id": ticket.parent_id, "kind": ticket.kind.value,
+        "title": ticket.title, "body": ticket.body, "status": ticket.status.value,
+        "outcome": ticket.outcome, "created_by": ticket.created_by,
+        "assignee": ticket.assignee, "labels": list(ticket.labels), "due_at": ticket.due_at,
+        "next_attention_at": ticket.next_attention_at,
+        "answer": None if answer is None else {
+            "text": answer.text, "data": answer.data, "by": answer.by, "via": answer.via,
+            "at": answer.at},
+        "response_schema": ticket.response_schema, "proposal": ticket.proposal,
+        "refs": ticket.refs, "created_at": ticket.created_at,
+        "updated_at": ticket.updated_at, "version": ticket.version,
+        "url": f"{base_url}/api/v1/tickets/{ticket.id}", "html_url": f"{base_url}/t/{ticket.id}",
+    }
+    try:
+        return orjson.dumps(document, option=_TICKET_JSON)
+    except TypeError:
+        return TicketOut.of(ticket, base_url).model_dump_json().encode()
 
 
 class TicketPage(BaseModel):

@@ -23,6 +23,7 @@ from tickethub.api.schemas import (
     TicketPage,
     TransitionIn,
     TreeNode,
+    ticket_json,
 )
 from tickethub.api.wire_types import Id, Seq, Text
 from tickethub.domain.actors import Actor
@@ -42,7 +43,7 @@ def _out(hub: HubRuntime, ticket: Ticket, status_code: int = 200,
          headers: dict[str, str] | None = None) -> Response:
     """The ticket as JSON. Returned as a ready response: FastAPI would otherwise validate
     the model a second time (``response_model`` still documents it)."""
-    body = TicketOut.of(ticket, hub.settings.effective_public_url).model_dump_json()
+    body = ticket_json(ticket, hub.settings.effective_public_url)
     return Response(body, status_code=status_code, media_type="application/json",
                     headers=headers)
 
@@ -60,7 +61,7 @@ async def create_ticket(
         assignee=body.assignee, labels=tuple(body.labels), due_at=body.due_at,
         response_schema=body.response_schema, proposal=body.proposal, refs=body.refs,
     )
-    ticket, created = await call(hub.tickets.ask, me, draft, idempotency_key)
+    ticket, created = await hub.tickets.aask(me, draft, idempotency_key)
     headers = {"Location": f"/api/v1/tickets/{ticket.id}"}
     if not created:
         headers["Idempotent-Replayed"] = "true"
@@ -130,8 +131,8 @@ async def list_messages(ticket_id: Id, hub: Hub, me: Me) -> list[MessageOut]:
 async def post_message(
     ticket_id: Id, body: MessageIn, hub: Hub, me: Me, request: Request
 ) -> MessageOut:
-    message = await call(hub.tickets.post_message, me, ticket_id, body.body,
-                         channel_of(request), data=body.data)
+    message = await hub.tickets.apost_message(me, ticket_id, body.body, channel_of(request),
+                                              data=body.data)
     return MessageOut.of(message)
 
 
@@ -140,23 +141,23 @@ async def answer(ticket_id: Id, body: AnswerIn, hub: Hub, me: Me, request: Reque
                  ) -> Response:
     """Resolve a question, task or info ticket. ``data`` must satisfy the ticket's
     ``response_schema`` (422 naming the failing field)."""
-    ticket = await call(hub.tickets.answer, me, ticket_id, body.text, body.data,
-                        channel_of(request), expected_version=body.version)
+    ticket = await hub.tickets.aanswer(me, ticket_id, body.text, body.data,
+                                       channel_of(request), expected_version=body.version)
     return _out(hub, ticket)
 
 
 @router.post("/tickets/{ticket_id}/approve", response_model=TicketOut, summary="Approve")
 async def approve(ticket_id: Id, body: ApproveIn, hub: Hub, me: Me, request: Request
                   ) -> Response:
-    ticket = await call(hub.tickets.approve, me, ticket_id, body.comment, body.edited,
-                        channel_of(request), expected_version=body.version)
+    ticket = await hub.tickets.aapprove(me, ticket_id, body.comment, body.edited,
+                                        channel_of(request), expected_version=body.version)
     return _out(hub, ticket)
 
 
 @router.post("/tickets/{ticket_id}/deny", response_model=TicketOut, summary="Deny")
 async def deny(ticket_id: Id, body: DenyIn, hub: Hub, me: Me, request: Request) -> Response:
-    ticket = await call(hub.tickets.deny, me, ticket_id, body.reason, channel_of(request),
-                        expected_version=body.version)
+    ticket = await hub.tickets.adeny(me, ticket_id, body.reason, channel_of(request),
+                                     expected_version=body.version)
     return _out(hub, ticket)
 
 
@@ -164,24 +165,24 @@ async def deny(ticket_id: Id, body: DenyIn, hub: Hub, me: Me, request: Request) 
              summary="Move to in_progress, done, cancelled, deferred, or reopen")
 async def transition(ticket_id: Id, body: TransitionIn, hub: Hub, me: Me, request: Request
                      ) -> Response:
-    ticket = await call(hub.tickets.transition, me, ticket_id, Status(body.to),
-                        channel_of(request), until=body.until, reason=body.reason,
-                        expected_version=body.version)
+    ticket = await hub.tickets.atransition(me, ticket_id, Status(body.to),
+                                           channel_of(request), until=body.until,
+                                           reason=body.reason, expected_version=body.version)
     return _out(hub, ticket)
 
 
 @router.post("/tickets/{ticket_id}/assign", response_model=TicketOut, summary="Assign")
 async def assign(ticket_id: Id, body: AssignIn, hub: Hub, me: Me) -> Response:
-    ticket = await call(hub.tickets.assign, me, ticket_id, body.assignee,
-                        expected_version=body.version)
+    ticket = await hub.tickets.aassign(me, ticket_id, body.assignee,
+                                       expected_version=body.version)
     return _out(hub, ticket)
 
 
 @router.post("/tickets/{ticket_id}/labels", response_model=TicketOut,
              summary="Add and remove labels")
 async def label(ticket_id: Id, body: LabelIn, hub: Hub, me: Me) -> Response:
-    ticket = await call(hub.tickets.label, me, ticket_id, body.add, body.remove,
-                        expected_version=body.version)
+    ticket = await hub.tickets.alabel(me, ticket_id, body.add, body.remove,
+                                      expected_version=body.version)
     return _out(hub, ticket)
 
 

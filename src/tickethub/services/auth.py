@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
@@ -36,6 +37,12 @@ class AuthService:
         # there for up to ``cache_seconds`` more.
         self._cache_seconds = cache_seconds
         self._cache: dict[str, tuple[Actor, datetime]] = {}
+        # One check per token at a time: the requests that come with it meanwhile (a
+        # client opening 32 connections at once, or all of them when its cache entry
+        # ends) wait for that check and take its cached result, instead of each counting
+        # as an attempt against the client's address and tripping the throttle.
+        self._checks: dict[str, threading.Lock] = {}
+        self._checks_guard = threading.Lock()
 
     def bootstrap_admin(self, configured_token: str | None) -> str | None:
         """Make sure an admin exists. Returns a newly generated admin token to show once,
@@ -87,11 +94,22 @@ class AuthService:
         past the limit every uncached token from it gets ``Throttled`` (429)."""
         if not token:
             raise Unauthenticated("send 'Authorization: Bearer <token>'", field="Authorization")
-        token_hash = hash_token(token)
-        now = self._clock.now()
         cached = self.cached(token)
         if cached is not None:
             return cached
+        token_hash = hash_token(token)
+        with self._checks_guard:
+            check = self._checks.setdefault(token_hash, threading.Lock())
+        try:
+            with check:
+                return self.cached(token) or self._check(token_hash, client)
+        finally:
+            with self._checks_guard:
+                if self._checks.get(token_hash) is check:
+                    del self._checks[token_hash]
+
+    def _check(self, token_hash: str, client: str | None) -> Actor:
+        now = self._clock.now()
         with attempt((self._throttles.token_addresses, address_key(client)),
                      field="Authorization", what="API tokens"):
             with self._store.read() as uow:

@@ -6,13 +6,15 @@ waiters only after that transaction committed.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from tickethub.domain.actors import (
     Actor,
@@ -20,25 +22,32 @@ from tickethub.domain.actors import (
     require_owner_or_responder,
     require_responder,
 )
-from tickethub.domain.events import EventType, NewEvent
+from tickethub.domain.events import EventType
 from tickethub.domain.messages import Decision, Message, MessageDraft, MessageKind
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.text import first_with_nul
 from tickethub.domain.tickets import Answer, Ticket, TicketDraft, TicketQuery, normalize_labels
 from tickethub.domain.visibility import reader
-from tickethub.errors import (
-    IdempotencyKeyReused,
-    NotFound,
-    StaleVersion,
-    ValidationFailed,
-)
+from tickethub.errors import ValidationFailed
+from tickethub.group_commit import GroupCommit
 from tickethub.services.answer_schema import SchemaChecker
 from tickethub.services.ports import Clock, Notifier, Store, UnitOfWork
+from tickethub.services.ticket_writes import (
+    MAX_TREE_DEPTH,
+    Ask,
+    Asked,
+    Change,
+    Post,
+    TicketWrite,
+    TicketWriter,
+    TicketWritten,
+)
 from tickethub.services.visibility import not_found, readable
 
-MAX_TREE_DEPTH = 32
+__all__ = ["MAX_TREE_DEPTH", "Page", "TicketService"]
+
 JSONSchema = dict[str, Any] | None
-_OPTIMISTIC_RETRIES = 5
+_W = TypeVar("_W")
 
 # Which targets the generic transition call may reach; answers go through their own calls.
 TRANSITION_TARGETS = frozenset(
@@ -67,6 +76,9 @@ class TicketService:
         self._clock = clock
         self._notifier = notifier
         self._schemas = schemas or SchemaChecker()
+        self._writer = TicketWriter(store, clock, notifier)
+        self._grouped: GroupCommit[TicketWrite, TicketWritten] = GroupCommit(
+            self._writer.write)
 
     # -- reads ---------------------------------------------------------------------------
     # ``viewer``: the actor reading; a ticket it may not read (``domain.visibility``) is
@@ -119,6 +131,10 @@ class TicketService:
         return None
 
     # -- commands ------------------------------------------------------------------------
+    # Each command checks what needs no transaction, then goes through the one write path
+    # (``services/ticket_writes.py``). The plain methods write in a transaction of their
+    # own; the ``a``-prefixed ones (for doors on the event loop) join a group commit
+    # with whatever else is being written, and return once their write is committed.
 
     def ask(
         self, actor: Actor, draft: TicketDraft, idempotency_key: str | None = None, *,
@@ -131,38 +147,27 @@ class TicketService:
         ticket's ``response_schema``: for proposals the asker did not write (an upstream
         model's tool call), which a person must see, then edit or deny. The caller flags
         such a ticket; ``approve`` refuses it unedited."""
+        item = self._ask_item(actor, draft, idempotency_key, unchecked_proposal)
+        asked = self._writer.write_one(item)
+        assert isinstance(asked, Asked)
+        return asked.ticket, asked.created
+
+    async def aask(self, actor: Actor, draft: TicketDraft,
+                   idempotency_key: str | None = None) -> tuple[Ticket, bool]:
+        """``ask``, group-committed."""
+        schema_free = draft.response_schema is None
+        item = await self._prepared(schema_free, self._ask_item, actor, draft, idempotency_key)
+        asked = await self._grouped.submit(item)
+        assert isinstance(asked, Asked)
+        return asked.ticket, asked.created
+
+    def _ask_item(self, actor: Actor, draft: TicketDraft, idempotency_key: str | None,
+                  unchecked_proposal: bool = False) -> Ask:
         draft = self._checked_draft(draft, check_proposal=not unchecked_proposal)
-        request_hash = _request_hash(draft) if idempotency_key else None
-        now = self._clock.now()
-        if draft.due_at is not None and draft.due_at <= now:
+        if draft.due_at is not None and draft.due_at <= self._clock.now():
             raise ValidationFailed("due_at must be in the future", field="due_at")
-        with self._store.write() as uow:
-            if idempotency_key:
-                found = uow.tickets.find_idempotent(actor.name, idempotency_key)
-                if found is not None:
-                    ticket, stored_hash = found
-                    if stored_hash != request_hash:
-                        raise IdempotencyKeyReused(
-                            "this Idempotency-Key was used for a different request",
-                            field="Idempotency-Key",
-                        )
-                    return ticket, False
-            if draft.parent_id is not None:
-                parent = uow.tickets.get(draft.parent_id)
-                if parent is None or not readable(uow.tickets, actor, parent, parent.assignee):
-                    raise NotFound(f"parent ticket {draft.parent_id} does not exist",
-                                   field="parent_id")
-                if parent.path.count("/") - 1 >= MAX_TREE_DEPTH:
-                    raise ValidationFailed("the ticket tree is too deep", field="parent_id")
-            ticket = uow.tickets.add(draft, actor.name, now, idempotency_key, request_hash)
-            event = uow.events.append(
-                NewEvent(EventType.TICKET_CREATED, ticket.id, ticket.path, actor.name,
-                         {"kind": ticket.kind.value, "title": ticket.title,
-                          "parent_id": ticket.parent_id, "status": ticket.status.value}),
-                now,
-            )
-        self._notifier.notify(event.seq, [ticket])
-        return ticket, True
+        request_hash = _request_hash(draft) if idempotency_key else None
+        return Ask(actor, draft, idempotency_key or None, request_hash)
 
     @staticmethod
     def _refuse_nul(**fields: str | Sequence[str] | None) -> None:
@@ -185,30 +190,21 @@ class TicketService:
     ) -> Message:
         """Add a message. A repeated ``(via, external_id)`` returns the stored message and
         changes nothing. ``trusted`` may only lower what the actor's role allows."""
+        return self._written(self._writer.write_one(self._post_item(
+            actor, ticket_id, body, via, external_id, trusted, data)), Message)
+
+    async def apost_message(self, actor: Actor, ticket_id: int, body: str, via: str, *,
+                            data: Any = None) -> Message:
+        """``post_message``, group-committed."""
+        item = self._post_item(actor, ticket_id, body, via, None, None, data)
+        return self._written(await self._grouped.submit(item), Message)
+
+    def _post_item(self, actor: Actor, ticket_id: int, body: str, via: str,
+                   external_id: str | None, trusted: bool | None, data: Any) -> Post:
         if not body.strip():
             raise ValidationFailed("a message needs a body", field="body")
         self._refuse_nul(body=body, external_id=external_id)
-        now = self._clock.now()
-        with self._store.write() as uow:
-            ticket = self._load(uow, ticket_id, viewer=actor)
-            if external_id is not None:
-                existing = uow.messages.find_external(via, external_id)
-                if existing is not None:
-                    return existing
-            allowed = actor.can_steer or actor.name == ticket.created_by
-            message = uow.messages.add(
-                ticket.id, actor.name, via, body, MessageKind.COMMENT,
-                allowed and (trusted is not False), now, external_id, data,
-            )
-            event = uow.events.append(
-                NewEvent(EventType.MESSAGE_POSTED, ticket.id, ticket.path, actor.name,
-                         {"message_id": message.id, "via": via, "trusted": message.trusted}),
-                now,
-            )
-        # Only a message was added: the ticket's own state is unchanged, so nobody
-        # watching deadlines or statuses needs to wake; its waiters read back the news.
-        self._notifier.notify(event.seq, (), touched=[ticket.id])
-        return message
+        return Post(actor, ticket_id, body, via, external_id, trusted, data)
 
     def answer(
         self,
@@ -221,6 +217,18 @@ class TicketService:
         expected_version: int | None = None,
     ) -> Ticket:
         """Resolve a question, task or info ticket with text and/or structured data."""
+        return self._change(self._answer_item(actor, ticket_id, text, data, via,
+                                              expected_version))
+
+    async def aanswer(self, actor: Actor, ticket_id: int, text: str | None, data: Any,
+                      via: str, *, expected_version: int | None = None) -> Ticket:
+        """``answer``, group-committed."""
+        item = await self._prepared(data is None, self._answer_item, actor, ticket_id, text,
+                                    data, via, expected_version)
+        return self._written(await self._grouped.submit(item), Ticket)
+
+    def _answer_item(self, actor: Actor, ticket_id: int, text: str | None, data: Any,
+                     via: str, expected_version: int | None) -> Change:
         require_responder(actor, "answering")
         if (text is None or not text.strip()) and data is None:
             raise ValidationFailed("an answer needs text or data", field="text")
@@ -235,8 +243,8 @@ class TicketService:
             moved = ticket.moved_to(Status.ANSWERED, now)
             return replace(moved, answer=Answer(text, data, actor.name, via, now))
 
-        return self._resolve(actor, ticket_id, apply, via, Decision.ANSWERED,
-                             expected_version)
+        return self._resolution(actor, ticket_id, apply, via, Decision.ANSWERED,
+                                expected_version)
 
     def approve(
         self,
@@ -251,6 +259,18 @@ class TicketService:
         """Approve an approval, optionally with an edited proposal that must match its
         schema. A proposal that does not match it (one the asker did not write, see
         ``ask(..., unchecked_proposal=True)``) can only be approved edited."""
+        return self._change(self._approve_item(actor, ticket_id, comment, edited, via,
+                                               expected_version))
+
+    async def aapprove(self, actor: Actor, ticket_id: int, comment: str | None, edited: Any,
+                       via: str, *, expected_version: int | None = None) -> Ticket:
+        """``approve``, group-committed."""
+        item = await self._prepared(False, self._approve_item, actor, ticket_id, comment,
+                                    edited, via, expected_version)
+        return self._written(await self._grouped.submit(item), Ticket)
+
+    def _approve_item(self, actor: Actor, ticket_id: int, comment: str | None, edited: Any,
+                      via: str, expected_version: int | None) -> Change:
         require_responder(actor, "approving")
         self._refuse_nul(comment=comment)
         checked = self._prechecked(ticket_id, edited, "edited")
@@ -265,9 +285,9 @@ class TicketService:
             decided = edited if edited is not None else ticket.proposal
             return replace(moved, answer=Answer(comment, decided, actor.name, via, now))
 
-        return self._resolve(actor, ticket_id, apply, via,
-                             Decision.APPROVED if edited is None else Decision.EDITED,
-                             expected_version)
+        return self._resolution(actor, ticket_id, apply, via,
+                                Decision.APPROVED if edited is None else Decision.EDITED,
+                                expected_version)
 
     def deny(
         self,
@@ -278,6 +298,16 @@ class TicketService:
         *,
         expected_version: int | None = None,
     ) -> Ticket:
+        return self._change(self._deny_item(actor, ticket_id, reason, via, expected_version))
+
+    async def adeny(self, actor: Actor, ticket_id: int, reason: str | None, via: str, *,
+                    expected_version: int | None = None) -> Ticket:
+        """``deny``, group-committed."""
+        item = self._deny_item(actor, ticket_id, reason, via, expected_version)
+        return self._written(await self._grouped.submit(item), Ticket)
+
+    def _deny_item(self, actor: Actor, ticket_id: int, reason: str | None, via: str,
+                   expected_version: int | None) -> Change:
         require_responder(actor, "denying")
         self._refuse_nul(reason=reason)
 
@@ -286,8 +316,8 @@ class TicketService:
             moved = ticket.moved_to(Status.DENIED, now)
             return replace(moved, answer=Answer(reason, None, actor.name, via, now))
 
-        return self._resolve(actor, ticket_id, apply, via, Decision.DENIED,
-                             expected_version)
+        return self._resolution(actor, ticket_id, apply, via, Decision.DENIED,
+                                expected_version)
 
     def transition(
         self,
@@ -302,6 +332,20 @@ class TicketService:
     ) -> Ticket:
         """Move a ticket to in_progress, done, cancelled, deferred (``until`` a time) or
         back to open (reopen). Answers, approvals and expiry have their own calls."""
+        return self._change(self._transition_item(actor, ticket_id, target, until, reason,
+                                                  expected_version))
+
+    async def atransition(self, actor: Actor, ticket_id: int, target: Status, via: str, *,
+                          until: datetime | None = None, reason: str | None = None,
+                          expected_version: int | None = None) -> Ticket:
+        """``transition``, group-committed."""
+        item = self._transition_item(actor, ticket_id, target, until, reason,
+                                     expected_version)
+        return self._written(await self._grouped.submit(item), Ticket)
+
+    def _transition_item(self, actor: Actor, ticket_id: int, target: Status,
+                         until: datetime | None, reason: str | None,
+                         expected_version: int | None) -> Change:
         if target not in TRANSITION_TARGETS:
             raise ValidationFailed(
                 f"transition to {target.value!r} is not allowed here; use one of "
@@ -335,12 +379,22 @@ class TicketService:
                 data["until"] = until.isoformat()
             return EventType.TICKET_TRANSITIONED, data
 
-        return self._mutate(actor, ticket_id, apply, event, expected_version)
+        return Change(actor, ticket_id, apply, event, expected_version)
 
     def assign(
         self, actor: Actor, ticket_id: int, assignee: str | None, *,
         expected_version: int | None = None,
     ) -> Ticket:
+        return self._change(self._assign_item(actor, ticket_id, assignee, expected_version))
+
+    async def aassign(self, actor: Actor, ticket_id: int, assignee: str | None, *,
+                      expected_version: int | None = None) -> Ticket:
+        """``assign``, group-committed."""
+        item = self._assign_item(actor, ticket_id, assignee, expected_version)
+        return self._written(await self._grouped.submit(item), Ticket)
+
+    def _assign_item(self, actor: Actor, ticket_id: int, assignee: str | None,
+                     expected_version: int | None) -> Change:
         if assignee is not None and not assignee.strip():
             raise ValidationFailed("assignee must be a name or null", field="assignee")
         self._refuse_nul(assignee=assignee)
@@ -352,12 +406,22 @@ class TicketService:
         def event(before: Ticket, after: Ticket) -> tuple[EventType, dict[str, Any]]:
             return EventType.TICKET_ASSIGNED, {"from": before.assignee, "to": after.assignee}
 
-        return self._mutate(actor, ticket_id, apply, event, expected_version)
+        return Change(actor, ticket_id, apply, event, expected_version)
 
     def label(
         self, actor: Actor, ticket_id: int, add: Sequence[str], remove: Sequence[str], *,
         expected_version: int | None = None,
     ) -> Ticket:
+        return self._change(self._label_item(actor, ticket_id, add, remove, expected_version))
+
+    async def alabel(self, actor: Actor, ticket_id: int, add: Sequence[str],
+                     remove: Sequence[str], *, expected_version: int | None = None) -> Ticket:
+        """``label``, group-committed."""
+        item = self._label_item(actor, ticket_id, add, remove, expected_version)
+        return self._written(await self._grouped.submit(item), Ticket)
+
+    def _label_item(self, actor: Actor, ticket_id: int, add: Sequence[str],
+                    remove: Sequence[str], expected_version: int | None) -> Change:
         self._refuse_nul(add=add, remove=remove)
         remove_set = set(normalize_labels(tuple(remove)))
 
@@ -373,7 +437,7 @@ class TicketService:
                 "labels": list(after.labels),
             }
 
-        return self._mutate(actor, ticket_id, apply, event, expected_version)
+        return Change(actor, ticket_id, apply, event, expected_version)
 
     def set_ref(
         self, actor: Actor, ticket_id: int, name: str, value: str | None,
@@ -396,7 +460,7 @@ class TicketService:
         current = self.get(ticket_id)
         if current.refs.get(name) == value and (value is not None or name not in current.refs):
             return current
-        return self._mutate(actor, ticket_id, apply, event, None)
+        return self._change(Change(actor, ticket_id, apply, event, None))
 
     # -- internals -----------------------------------------------------------------------
 
@@ -456,7 +520,7 @@ class TicketService:
             self._schemas.validate(draft.proposal, draft.response_schema, "proposal")
         return replace(draft, title=draft.title.strip(), labels=normalize_labels(draft.labels))
 
-    def _resolve(
+    def _resolution(
         self,
         actor: Actor,
         ticket_id: int,
@@ -464,7 +528,7 @@ class TicketService:
         via: str,
         decision: Decision,
         expected_version: int | None,
-    ) -> Ticket:
+    ) -> Change:
         """Resolve with ``apply`` and keep the decision on the record: an ``answer``
         message with the text and data decided, and a ``ticket.answered`` event carrying
         both and the message's id, so a later reopen and answer loses nothing."""
@@ -481,50 +545,29 @@ class TicketService:
                 data["edited"] = decision is Decision.EDITED
             return EventType.TICKET_ANSWERED, data
 
-        def record(uow: UnitOfWork, after: Ticket, now: datetime) -> dict[str, Any]:
+        def message(after: Ticket) -> MessageDraft:
             answer = after.answer
-            [message] = uow.messages.add_many([MessageDraft(
-                after.id, actor.name, via, (answer.text or "") if answer else "",
-                MessageKind.ANSWER, True, data=answer.data if answer else None,
-                decision=decision)], now)
-            return {"message_id": message.id}
+            return MessageDraft(after.id, actor.name, via,
+                                (answer.text or "") if answer else "", MessageKind.ANSWER,
+                                True, data=answer.data if answer else None, decision=decision)
 
-        return self._mutate(actor, ticket_id, apply, event, expected_version, record=record)
+        return Change(actor, ticket_id, apply, event, expected_version, message)
 
-    def _mutate(
-        self,
-        actor: Actor,
-        ticket_id: int,
-        apply: Callable[[Ticket, datetime], Ticket],
-        describe: Callable[[Ticket, Ticket], tuple[EventType, dict[str, Any]]],
-        expected_version: int | None,
-        record: Callable[[UnitOfWork, Ticket, datetime], dict[str, Any]] | None = None,
-    ) -> Ticket:
-        """Load, check the version, apply, write with a compare-and-set and append the event.
+    def _change(self, item: Change) -> Ticket:
+        return self._written(self._writer.write_one(item), Ticket)
 
-        ``record`` writes what goes with the change (a decision's message) once the
-        compare-and-set won, in the same transaction; what it returns joins the event's
-        data. Without an explicit ``expected_version`` a lost compare-and-set race is
-        retried on fresh state, so concurrent callers see the typed error the new state
-        implies."""
-        for _ in range(_OPTIMISTIC_RETRIES):
-            now = self._clock.now()
-            with self._store.write() as uow:
-                before = self._load(uow, ticket_id, for_update=True, viewer=actor)
-                if expected_version is not None and expected_version != before.version:
-                    raise StaleVersion(expected_version, before.version)
-                after = apply(before, now)
-                if not uow.tickets.update(after, before.version):
-                    if expected_version is not None:
-                        current = uow.tickets.get(ticket_id)
-                        raise StaleVersion(expected_version, current.version if current else 0)
-                    continue
-                kind, data = describe(before, after)
-                if record is not None:
-                    data = {**data, **record(uow, after, now)}
-                event = uow.events.append(
-                    NewEvent(kind, after.id, after.path, actor.name, data), now
-                )
-            self._notifier.notify(event.seq, [after])
-            return after
-        raise StaleVersion(expected_version or 0, -1)
+    @staticmethod
+    def _written(result: TicketWritten, kind: type[_W]) -> _W:
+        """A write's result, or its error raised."""
+        if isinstance(result, Exception):
+            raise result
+        assert isinstance(result, kind)
+        return result
+
+    async def _prepared(self, cheap: bool, make: Callable[..., _W], *args: Any) -> _W:
+        """``make(*args)``: at once when ``cheap`` (no I/O, no schema check), else in the
+        worker thread pool, off the event loop."""
+        if cheap:
+            return make(*args)
+        return await asyncio.get_running_loop().run_in_executor(
+            None, functools.partial(make, *args))

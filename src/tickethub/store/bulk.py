@@ -1,6 +1,9 @@
 """Multi-row inserts for group commits, which write dozens of rows per table in one
 transaction: one statement per table instead of one per row is most of their speed.
 
+``update_rows`` does the same for many rows updated by key (a batch of changed
+tickets).
+
 ``insert_ids`` hands back the new primary keys in the order of the rows:
 
 * PostgreSQL: one ``INSERT ... RETURNING`` (SQLAlchemy's "insertmanyvalues", sorted by
@@ -24,7 +27,18 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import Connection, Dialect, Insert, Table, func, insert, select, text
+from sqlalchemy import (
+    Connection,
+    Dialect,
+    Insert,
+    Table,
+    bindparam,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 
 _returning: dict[str, Insert] = {}
 _driver_sql: dict[tuple[str, tuple[str, ...]], tuple[str, list[Any]]] = {}
@@ -88,11 +102,43 @@ def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, A
         connection.execute(insert(table), list(rows))
 
 
+def update_rows(connection: Connection, table: Table, rows: Sequence[dict[str, Any]]
+                ) -> int:
+    """``UPDATE table SET ... WHERE ...`` for each of ``rows`` (all with the same keys),
+    in one statement: keys ``WHERE + column`` are matched, the others set. Returns how
+    many rows changed (PostgreSQL may answer -1: unknown)."""
+    if not rows:
+        return 0
+    columns = tuple(rows[0])
+    if connection.dialect.name == "sqlite":
+        cursor = _sqlite_executemany(connection, table, rows)
+        try:
+            return int(cursor.rowcount)
+        finally:
+            cursor.close()
+    statement = _updates.get((table.name, columns))
+    if statement is None:
+        statement = _updates[(table.name, columns)] = (
+            update(table)
+            .where(*(table.c[c.removeprefix(WHERE)] == bindparam(c)
+                     for c in columns if c.startswith(WHERE)))
+            .values({c: bindparam(c, type_=table.c[c].type)
+                     for c in columns if not c.startswith(WHERE)}))
+    return int(connection.execute(statement, list(rows)).rowcount)
+
+
+WHERE = "where_"  # ``update_rows``: a key naming a column to match, not to set
+_updates: dict[tuple[str, tuple[str, ...]], Any] = {}
+
+
 def _sqlite_executemany(connection: Connection, table: Table,
                         rows: Sequence[dict[str, Any]]) -> Any:
-    """Run the insert on the driver's own cursor (in this connection's transaction) and
-    return that cursor."""
+    """Run the insert (or, with ``WHERE`` keys, the update) on the driver's own cursor
+    (in this connection's transaction) and return that cursor."""
     columns = tuple(rows[0])
+    # An update's SET columns first, then its WHERE columns, as its SQL has them.
+    columns = (*(c for c in columns if not c.startswith(WHERE)),
+               *(c for c in columns if c.startswith(WHERE)))
     sql, processors = _prepared(table, columns, connection.dialect)
     values_of = itemgetter(*columns)
     converted = [(i, process) for i, process in enumerate(processors) if process is not None]
@@ -118,16 +164,25 @@ _UNSET = object()
 
 def _prepared(table: Table, columns: tuple[str, ...], dialect: Dialect
               ) -> tuple[str, list[Callable[[Any], Any] | None]]:
-    """The driver SQL (qmark style) and the bind processors of ``columns``, made once."""
+    """The driver SQL (qmark style) and the bind processors of ``columns``, made once:
+    an INSERT, or an UPDATE when some are ``WHERE`` keys (those last)."""
     key = (table.name, columns)
     found = _driver_sql.get(key)
     if found is None:
         quote = dialect.identifier_preparer.quote
-        sql = (f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
-               f"VALUES ({', '.join('?' for _ in columns)})")
+        names = [c.removeprefix(WHERE) for c in columns]
+        keys = [n for c, n in zip(columns, names, strict=True) if c.startswith(WHERE)]
+        if keys:
+            sets = names[: len(names) - len(keys)]
+            sql = (f"UPDATE {quote(table.name)} SET "
+                   f"{', '.join(f'{quote(c)} = ?' for c in sets)} "
+                   f"WHERE {' AND '.join(f'{quote(c)} = ?' for c in keys)}")
+        else:
+            sql = (f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
+                   f"VALUES ({', '.join('?' for _ in columns)})")
         # The dialect's own processors (e.g. SQLite's DATETIME text format), exactly
-        # what SQLAlchemy applies to its own inserts.
-        processors = [table.c[c].type.dialect_impl(dialect).bind_processor(dialect)
-                      for c in columns]
+        # what SQLAlchemy applies to its own statements.
+        processors = [table.c[n].type.dialect_impl(dialect).bind_processor(dialect)
+                      for n in names]
         found = _driver_sql[key] = (sql, processors)
     return found

@@ -23,7 +23,7 @@ from sqlalchemy.exc import NoResultFound
 
 from tickethub.domain.status import WAITING, Kind, Status
 from tickethub.domain.tickets import Answer, Ticket, TicketDraft, TicketQuery
-from tickethub.store.bulk import insert_rows, reserve_ids
+from tickethub.store.bulk import WHERE, insert_rows, reserve_ids, update_rows
 from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
 from tickethub.store.visibility import readable_by
 
@@ -91,6 +91,25 @@ def _ticket_values(ticket: Ticket) -> dict[str, Any]:
     }
 
 
+# Which columns each changeable field of a ``Ticket`` is stored in (``_ticket_values``).
+_FIELD_COLUMNS: dict[str, tuple[str, ...]] = {
+    "status": ("status",), "title": ("title",), "body": ("body",),
+    "assignee": ("assignee",), "labels": ("labels",), "due_at": ("due_at",),
+    "next_attention_at": ("next_attention_at",),
+    "answer": ("answer_text", "answer_data", "answer_by", "answer_via", "answer_at"),
+    "response_schema": ("response_schema",), "proposal": ("proposal",), "refs": ("refs",),
+    "updated_at": ("updated_at",), "version": ("version",),
+}
+_ALL_COLUMNS = [c for columns in _FIELD_COLUMNS.values() for c in columns]
+
+
+def _changed_columns(before: Ticket, after: Ticket) -> Iterator[str]:
+    for name, columns in _FIELD_COLUMNS.items():
+        old, new = getattr(before, name), getattr(after, name)
+        if old is not new and old != new:
+            yield from columns
+
+
 # The compare-and-set UPDATE of ``update()``, built once per set of columns (in
 # practice one): building and cache-keying it on every call cost
 # about as much CPU as running it. Parameters are the column names prefixed ``v_``,
@@ -133,16 +152,24 @@ class SqlTicketRepository:
         # (version, labels, refs) of rows this transaction locked with get(for_update=True)
         # or wrote, so update() need not read them again to diff the lookup tables.
         self._locked: dict[int, tuple[int, tuple[str, ...], dict[str, Any]]] = {}
+        # Tickets read for update in bulk (get_many, overdue, defer_elapsed), as last
+        # read or written: update_many writes only the columns that differ from these.
+        self._before: dict[int, Ticket] = {}
 
     def add(self, draft: TicketDraft, created_by: str, at: datetime,
             idempotency_key: str | None = None, request_hash: str | None = None) -> Ticket:
         return self._insert([(draft, created_by, idempotency_key, request_hash)], at)[0]
 
-    def add_many(self, drafts: Sequence[tuple[TicketDraft, str]], at: datetime
+    def add_many(self, drafts: Sequence[tuple[TicketDraft, str]], at: datetime,
+                 keys: Sequence[tuple[str | None, str | None]] | None = None
                  ) -> list[Ticket]:
         """``add`` for several ``(draft, created_by)`` at once, in a handful of statements
-        whatever their number (group commit of the Agent Protocol door)."""
-        return self._insert([(draft, by, None, None) for draft, by in drafts], at)
+        whatever their number (group commits); ``keys``: each one's
+        ``(idempotency_key, request_hash)``."""
+        pairs = keys if keys is not None else [(None, None)] * len(drafts)
+        return self._insert([(draft, by, key, digest)
+                             for (draft, by), (key, digest) in zip(drafts, pairs, strict=True)],
+                            at)
 
     def _insert(self, items: Sequence[tuple[TicketDraft, str, str | None, str | None]],
                 at: datetime) -> list[Ticket]:
@@ -218,6 +245,59 @@ class SqlTicketRepository:
         if for_update:
             self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))
         return ticket
+
+    def get_many(self, ticket_ids: Sequence[int], *, for_update: bool = False
+                 ) -> dict[int, Ticket]:
+        """The tickets of ``ticket_ids`` that exist, by id, in one statement;
+        ``for_update`` as in ``get`` (locked for this transaction, ready for
+        ``update_many``)."""
+        if not ticket_ids:
+            return {}
+        stmt = select(tickets).where(tickets.c.id.in_(sorted(set(ticket_ids))))
+        if for_update and self._postgres:
+            stmt = stmt.with_for_update()
+        found = {}
+        for row in self._c.execute(stmt):
+            ticket = _row_to_ticket(row)
+            found[ticket.id] = ticket
+            if for_update:
+                self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))
+                self._before[ticket.id] = ticket
+        return found
+
+    def update_many(self, changes: Sequence[tuple[Ticket, int]]) -> None:
+        """Write each ``(ticket, expected_version)`` of tickets this transaction locked
+        with ``get_many(for_update=True)`` at that version, in one statement (nobody else
+        can have changed them since: the write lock on SQLite, the row locks on
+        PostgreSQL). ``StaleVersion`` cannot happen here; a row that did not match is
+        an error that rolls the whole transaction back."""
+        if not changes:
+            return
+        pairs = []
+        for ticket, expected in changes:
+            before = self._before.get(ticket.id)
+            if before is None or before.version != expected:
+                raise RuntimeError(f"ticket {ticket.id} was not locked at version {expected}")
+            pairs.append((before, ticket))
+        # Only what changed (an expiry sets three columns, not seventeen with their JSON).
+        columns: set[str] = {"updated_at", "version"}
+        for before, ticket in pairs:
+            columns.update(_changed_columns(before, ticket))
+        ordered = [c for c in _ALL_COLUMNS if c in columns]
+        rows = []
+        for before, ticket in pairs:
+            values = _ticket_values(ticket)
+            rows.append({**{c: values[c] for c in ordered}, WHERE + "id": ticket.id,
+                         WHERE + "version": before.version})
+        updated = update_rows(self._c, tickets, rows)
+        if updated not in (-1, len(changes)):
+            raise RuntimeError(f"{updated} of {len(changes)} locked tickets updated")
+        for before, ticket in pairs:
+            if ticket.labels != before.labels:
+                self._write_labels(ticket.id, ticket.labels, before.labels)
+            self._write_refs(ticket.id, ticket.refs, before.refs)
+            self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))
+            self._before[ticket.id] = ticket
 
     def find_idempotent(self, created_by: str, key: str) -> tuple[Ticket, str | None] | None:
         row = self._c.execute(
@@ -324,16 +404,22 @@ class SqlTicketRepository:
             select(tickets.c.id).where(tickets.c.id == ticket_id, readable_by(name))
         ).first() is not None
 
-    def overdue(self, now: datetime, limit: int) -> list[Ticket]:
+    def overdue(self, now: datetime, limit: int, *, for_update: bool = False
+                ) -> list[Ticket]:
+        """Waiting tickets past ``due_at``, earliest first; ``for_update`` locks them for
+        ``update_many`` (on PostgreSQL skipping rows another transaction holds)."""
         stmt = (
             select(tickets)
             .where(tickets.c.due_at <= now, tickets.c.status.in_(_WAITING_VALUES))
             .order_by(tickets.c.due_at)
             .limit(limit)
         )
-        return [_row_to_ticket(row) for row in self._c.execute(stmt)]
+        return self._locking(stmt, for_update)
 
-    def defer_elapsed(self, now: datetime, limit: int) -> list[Ticket]:
+    def defer_elapsed(self, now: datetime, limit: int, *, for_update: bool = False
+                      ) -> list[Ticket]:
+        """Deferred tickets whose time came, earliest first; ``for_update`` as in
+        ``overdue``."""
         if limit <= 0:
             return []
         stmt = (
@@ -345,7 +431,17 @@ class SqlTicketRepository:
             .order_by(tickets.c.next_attention_at)
             .limit(limit)
         )
-        return [_row_to_ticket(row) for row in self._c.execute(stmt)]
+        return self._locking(stmt, for_update)
+
+    def _locking(self, stmt: Any, for_update: bool) -> list[Ticket]:
+        if for_update and self._postgres:
+            stmt = stmt.with_for_update(skip_locked=True)
+        found = [_row_to_ticket(row) for row in self._c.execute(stmt)]
+        if for_update:
+            for ticket in found:
+                self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))
+                self._before[ticket.id] = ticket
+        return found
 
     def next_deadline(self) -> datetime | None:
         present = [v for v in self._c.execute(_EARLIEST_DEADLINES).scalars() if v is not None]

@@ -168,15 +168,16 @@ async def _send(request: Request, me: Viewer, ticket_id: int, action: str,
                 posted: dict[str, str], got: _Submission, version: int | None) -> None:
     hub = request.app.state.hub
     if action == "answer":
-        await call(hub.tickets.answer, me.actor, ticket_id,
-                   posted["text"] or posted["comment"] or None, got.data, VIA,
-                   expected_version=version)
+        await hub.tickets.aanswer(me.actor, ticket_id,
+                                  posted["text"] or posted["comment"] or None, got.data, VIA,
+                                  expected_version=version)
     elif action == "approve":
-        await call(hub.tickets.approve, me.actor, ticket_id, posted["comment"] or None,
-                   got.data if got.fields else None, VIA, expected_version=version)
+        await hub.tickets.aapprove(me.actor, ticket_id, posted["comment"] or None,
+                                   got.data if got.fields else None, VIA,
+                                   expected_version=version)
     else:
-        await call(hub.tickets.deny, me.actor, ticket_id, posted["reason"], VIA,
-                   expected_version=version)
+        await hub.tickets.adeny(me.actor, ticket_id, posted["reason"], VIA,
+                                expected_version=version)
 
 
 async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> Response:

@@ -71,7 +71,7 @@ class LocalDesk:
             labels=question.labels, response_schema=question.response_schema,
             proposal=question.proposal, refs={"via": "mcp"},
         )
-        ticket, _ = await call(self._hub.tickets.ask, self._actor, draft)
+        ticket, _ = await self._hub.tickets.aask(self._actor, draft)
         return self._out(ticket)
 
     async def wait(self, ticket_id: int, timeout: float) -> JSON:
@@ -86,5 +86,5 @@ class LocalDesk:
         return [self._out(t) for t in page.items]
 
     async def post(self, ticket_id: int, text: str) -> JSON:
-        message = await call(self._hub.tickets.post_message, self._actor, ticket_id, text, "mcp")
+        message = await self._hub.tickets.apost_message(self._actor, ticket_id, text, "mcp")
         return MessageOut.of(message).model_dump(mode="json")

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI, Request
 
-from tickethub.api.deps import actor_for, bearer_token, client_address, runtime
+from tickethub.api.deps import actor_for, bearer_token, client_address
 from tickethub.api.openai.human import HumanDoor
 from tickethub.api.openai.proxy import ProxyDoor
 from tickethub.domain.actors import Actor
@@ -41,7 +41,7 @@ def gateway(request: Request) -> Gateway:
     state = request.app.state
     found: Gateway | None = getattr(state, "openai_gateway", None)
     if found is None:
-        found = state.openai_gateway = Gateway(runtime(request))
+        found = state.openai_gateway = Gateway(state.hub)
     return found
 
 

@@ -1,0 +1,317 @@
+"""The one write path of ticket commands: asks, changes (answer, approve, deny,
+transition, assign, label, link) and messages, any mix in one transaction.
+
+``TicketWriter.write(items)`` is the commit function of a group commit
+(``tickethub.group_commit``): requests that arrive while a transaction runs go in
+together in the next, so under load a command costs a share of one commit. Per batch:
+one read of the tickets it changes (locked), one ``INSERT`` per table for new tickets,
+labels, refs, messages and events, one ``UPDATE`` for changed tickets, and one wake-up
+after commit. Nothing written is read back: results are built from what was written.
+
+Every item succeeds or fails on its own. Its checks (readable, allowed, version,
+transition, idempotency) run before anything is written, and an item that fails them
+gets its error in its place and changes nothing. Should the transaction itself fail, the
+items are written again one per transaction, so only the item that causes it fails.
+Items of one batch are concurrent requests; they are written in the order given, and
+several changes of one ticket in a batch apply one after another, each on the state the
+one before left.
+
+Validation that needs no transaction (titles, schemas, NUL characters) is the caller's
+(``TicketService``), before the item is queued: no check runs under the write lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from tickethub.domain.actors import Actor
+from tickethub.domain.events import EventType, NewEvent
+from tickethub.domain.messages import Message, MessageDraft, MessageKind
+from tickethub.domain.tickets import Ticket, TicketDraft
+from tickethub.errors import (
+    IdempotencyKeyReused,
+    NotFound,
+    StaleVersion,
+    TickethubError,
+    ValidationFailed,
+)
+from tickethub.services.ports import Clock, Notifier, Store, UnitOfWork
+from tickethub.services.visibility import not_found, readable
+
+MAX_TREE_DEPTH = 32
+
+Describe = Callable[[Ticket, Ticket], tuple[EventType, dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """Open a ticket (``draft`` already checked). A repeated ``idempotency_key`` of the
+    same actor returns the first ticket, if ``request_hash`` matches."""
+
+    actor: Actor
+    draft: TicketDraft
+    idempotency_key: str | None = None
+    request_hash: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    ticket: Ticket
+    created: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """Change a ticket the actor reads: ``apply`` makes the new state from the current
+    one (raising a ``TickethubError`` to refuse), ``describe`` names its event;
+    ``message``, if given, makes a message stored with it (a decision), whose id joins the
+    event's data as ``message_id``."""
+
+    actor: Actor
+    ticket_id: int
+    apply: Callable[[Ticket, datetime], Ticket]
+    describe: Describe
+    expected_version: int | None = None
+    message: Callable[[Ticket], MessageDraft] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Post:
+    """Add a message to a ticket the actor reads. A repeated ``(via, external_id)``
+    returns the stored message and changes nothing. ``trusted`` may only lower what the
+    actor's role allows."""
+
+    actor: Actor
+    ticket_id: int
+    body: str
+    via: str
+    external_id: str | None = None
+    trusted: bool | None = None
+    data: Any = None
+
+
+TicketWrite = Ask | Change | Post
+TicketWritten = Asked | Ticket | Message | Exception
+
+
+@dataclass(slots=True)
+class _Batch:
+    """What one transaction collects: results by item, rows to write, whom to wake."""
+
+    now: datetime
+    results: list[TicketWritten | _Replay | None]
+    events: list[NewEvent]
+    states: dict[int, Ticket]
+    touched: set[int]
+
+
+class TicketWriter:
+    """Writes ticket commands, any mix in one transaction (see the module doc)."""
+
+    def __init__(self, store: Store, clock: Clock, notifier: Notifier) -> None:
+        self._store = store
+        self._clock = clock
+        self._notifier = notifier
+
+    def write_one(self, item: TicketWrite) -> TicketWritten:
+        """``write([item])``'s result, raising the item's error."""
+        [result] = self.write([item])
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def write(self, items: Sequence[TicketWrite]) -> list[TicketWritten]:
+        """Write ``items`` in one transaction; each result in its item's place: ``Asked``
+        for an ``Ask``, the new ``Ticket`` for a ``Change``, the ``Message`` for a
+        ``Post``, or the error that kept the item out."""
+        try:
+            batch = self._transaction(items)
+        except Exception as exc:  # nothing of the batch is stored
+            if len(items) == 1:
+                return [exc]
+            # Try each alone, so only what broke the transaction fails.
+            return [self.write([item])[0] for item in items]
+        results = batch.results
+        assert all(r is not None and not isinstance(r, _Replay) for r in results)
+        return results  # type: ignore[return-value]
+
+    def _transaction(self, items: Sequence[TicketWrite]) -> _Batch:
+        batch = _Batch(self._clock.now(), [None] * len(items), [], {}, set())
+        asks = [(i, x) for i, x in enumerate(items) if isinstance(x, Ask)]
+        changes = [(i, x) for i, x in enumerate(items) if isinstance(x, Change)]
+        posts = [(i, x) for i, x in enumerate(items) if isinstance(x, Post)]
+        with self._store.write() as uow:
+            if asks:
+                self._asks(uow, asks, batch)
+            if changes or posts:
+                ids = {x.ticket_id for _, x in changes} | {x.ticket_id for _, x in posts}
+                current = uow.tickets.get_many(sorted(ids), for_update=bool(changes))
+                if changes:
+                    self._changes(uow, changes, current, batch)
+                if posts:
+                    self._posts(uow, posts, current, batch)
+            written = uow.events.append_many(batch.events, batch.now) if batch.events else []
+        if written:
+            self._notifier.notify(written[-1].seq, list(batch.states.values()),
+                                  touched=sorted(batch.touched - set(batch.states)))
+        return batch
+
+    # -- asks ----------------------------------------------------------------------------
+
+    def _asks(self, uow: UnitOfWork, asks: list[tuple[int, Ask]], batch: _Batch) -> None:
+        accepted: list[tuple[int, Ask]] = []
+        keyed: dict[tuple[str, str], int] = {}  # (actor, key) -> index of the first ask
+        parents: dict[int, Ticket | None] = {}
+        for index, item in asks:
+            try:
+                if item.idempotency_key:
+                    key = (item.actor.name, item.idempotency_key)
+                    if key in keyed:  # the same key twice in one batch: as the first goes
+                        batch.results[index] = _Replay(keyed[key], item.request_hash)
+                        continue
+                    found = uow.tickets.find_idempotent(*key)
+                    if found is not None:
+                        batch.results[index] = _replayed(found[0], found[1], item.request_hash)
+                        continue
+                    keyed[key] = index
+                self._check_parent(uow, item, parents)
+            except TickethubError as exc:
+                batch.results[index] = exc
+                continue
+            accepted.append((index, item))
+        if accepted:
+            tickets = uow.tickets.add_many(
+                [(item.draft, item.actor.name) for _, item in accepted], batch.now,
+                [(item.idempotency_key, item.request_hash) for _, item in accepted])
+            for (index, item), ticket in zip(accepted, tickets, strict=True):
+                batch.results[index] = Asked(ticket, True)
+                batch.states[ticket.id] = ticket
+                batch.events.append(NewEvent(
+                    EventType.TICKET_CREATED, ticket.id, ticket.path, item.actor.name,
+                    {"kind": ticket.kind.value, "title": ticket.title,
+                     "parent_id": ticket.parent_id, "status": ticket.status.value}))
+        for index, _ in asks:
+            replay = batch.results[index]
+            if isinstance(replay, _Replay):
+                first = batch.results[replay.first]
+                first_hash = next(x.request_hash for i, x in asks if i == replay.first)
+                batch.results[index] = (
+                    _replayed(first.ticket, first_hash, replay.request_hash)
+                    if isinstance(first, Asked) else first)
+
+    @staticmethod
+    def _check_parent(uow: UnitOfWork, item: Ask, parents: dict[int, Ticket | None]) -> None:
+        parent_id = item.draft.parent_id
+        if parent_id is None:
+            return
+        if parent_id not in parents:
+            parents[parent_id] = uow.tickets.get(parent_id)
+        parent = parents[parent_id]
+        if parent is None or not readable(uow.tickets, item.actor, parent, parent.assignee):
+            raise NotFound(f"parent ticket {parent_id} does not exist", field="parent_id")
+        if parent.path.count("/") - 1 >= MAX_TREE_DEPTH:
+            raise ValidationFailed("the ticket tree is too deep", field="parent_id")
+
+    # -- changes -------------------------------------------------------------------------
+
+    def _changes(self, uow: UnitOfWork, changes: list[tuple[int, Change]],
+                 current: dict[int, Ticket], batch: _Batch) -> None:
+        stored_version = {ticket_id: t.version for ticket_id, t in current.items()}
+        state = dict(current)  # each ticket as the changes before left it
+        drafts: list[tuple[int, MessageDraft]] = []  # (index into batch.events, draft)
+        changed: set[int] = set()
+        for index, item in changes:
+            before = state.get(item.ticket_id)
+            try:
+                if before is None or not readable(uow.tickets, item.actor, before,
+                                                  before.assignee):
+                    raise not_found(item.ticket_id)
+                if item.expected_version is not None and item.expected_version != before.version:
+                    raise StaleVersion(item.expected_version, before.version)
+                after = item.apply(before, batch.now)
+                kind, data = item.describe(before, after)
+            except TickethubError as exc:
+                batch.results[index] = exc
+                continue
+            state[after.id] = after
+            changed.add(after.id)
+            batch.results[index] = after
+            batch.states[after.id] = after
+            if item.message is not None:
+                drafts.append((len(batch.events), item.message(after)))
+            batch.events.append(NewEvent(kind, after.id, after.path, item.actor.name, data))
+        if not changed:
+            return
+        uow.tickets.update_many([(state[i], stored_version[i]) for i in sorted(changed)])
+        if drafts:
+            messages = uow.messages.add_many([d for _, d in drafts], batch.now)
+            for (at, _), message in zip(drafts, messages, strict=True):
+                event = batch.events[at]
+                batch.events[at] = NewEvent(event.type, event.ticket_id, event.ticket_path,
+                                            event.actor,
+                                            {**event.data, "message_id": message.id})
+
+    # -- messages ------------------------------------------------------------------------
+
+    def _posts(self, uow: UnitOfWork, posts: list[tuple[int, Post]],
+               current: dict[int, Ticket], batch: _Batch) -> None:
+        accepted: list[tuple[int, Post, Ticket]] = []
+        seen: dict[tuple[str, str], int] = {}
+        for index, item in posts:
+            ticket = batch.states.get(item.ticket_id) or current.get(item.ticket_id)
+            try:
+                if ticket is None or not readable(uow.tickets, item.actor, ticket,
+                                                  ticket.assignee):
+                    raise not_found(item.ticket_id)
+            except TickethubError as exc:
+                batch.results[index] = exc
+                continue
+            if item.external_id is not None:
+                key = (item.via, item.external_id)
+                existing = uow.messages.find_external(*key)
+                if existing is not None:
+                    batch.results[index] = existing
+                    continue
+                if key in seen:  # the same outside message twice in one batch
+                    batch.results[index] = _Replay(seen[key], None)
+                    continue
+                seen[key] = index
+            accepted.append((index, item, ticket))
+        if not accepted:
+            return
+        messages = uow.messages.add_many([
+            MessageDraft(ticket.id, item.actor.name, item.via, item.body, MessageKind.COMMENT,
+                         (item.actor.can_steer or item.actor.name == ticket.created_by)
+                         and item.trusted is not False, item.external_id, item.data)
+            for _, item, ticket in accepted], batch.now)
+        for (index, item, ticket), message in zip(accepted, messages, strict=True):
+            batch.results[index] = message
+            batch.touched.add(ticket.id)
+            batch.events.append(NewEvent(
+                EventType.MESSAGE_POSTED, ticket.id, ticket.path, item.actor.name,
+                {"message_id": message.id, "via": item.via, "trusted": message.trusted}))
+        for index, _ in posts:
+            replay = batch.results[index]
+            if isinstance(replay, _Replay):
+                batch.results[index] = batch.results[replay.first]
+
+
+@dataclass(frozen=True, slots=True)
+class _Replay:
+    """Placeholder: the same idempotency key (or outside message) as item ``first`` of
+    the batch, resolved once that one is written."""
+
+    first: int
+    request_hash: str | None
+
+
+def _replayed(ticket: Ticket, stored_hash: str | None, request_hash: str | None
+              ) -> Asked | TickethubError:
+    if stored_hash != request_hash:
+        return IdempotencyKeyReused("this Idempotency-Key was used for a different request",
+                                    field="Idempotency-Key")
+    return Asked(ticket, False)
+

@@ -1,0 +1,43 @@
+"""``ticket_json`` (the hot paths' encoder) writes exactly what ``TicketOut`` would."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from tickethub.api.schemas import TicketOut, ticket_json
+from tickethub.domain.status import Kind, Status
+from tickethub.domain.tickets import Answer, Ticket
+
+AT = datetime(2026, 11, 24, 0, 12, 15, 656399, tzinfo=UTC)
+
+
+def _ticket(**fields: object) -> Ticket:
+    base: dict[str, object] = dict(
+        id=5, parent_id=None, path="/5/", kind=Kind.QUESTION, title="Deploy?", body="",
+        status=Status.OPEN, created_by="bot", assignee=None, labels=(), due_at=None,
+        next_attention_at=None, answer=None, response_schema=None, proposal=None, refs={},
+        created_at=AT, updated_at=AT, version=1)
+    base.update(fields)
+    return Ticket(**base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("ticket", [
+    _ticket(),
+    _ticket(id=9, parent_id=5, path="/5/9/", labels=("a", "deploy"), assignee="alice",
+            due_at=AT + timedelta(hours=1), title="Ünïcode ✓ \"quoted\"\n",
+            body="line\u2028sep", refs={"github": "o/r#1", "n": 3, "list": ["x", 1]}),
+    _ticket(kind=Kind.APPROVAL, status=Status.APPROVED, version=3,
+            response_schema={"type": "object", "properties": {"n": {"type": "number"}}},
+            proposal={"n": 1.5, "nested": [None, True, {"k": "v"}]},
+            answer=Answer("ok", {"n": 2.25}, "alice", "web", AT.replace(microsecond=0))),
+    _ticket(status=Status.DEFERRED,
+            next_attention_at=datetime(2026, 12, 1, 8, 0, tzinfo=timezone(timedelta(hours=2)))),
+    _ticket(status=Status.ANSWERED, answer=Answer(None, {"big": 2**70, "f": 1e-7}, "a",
+                                                  "api", AT)),
+    _ticket(status=Status.EXPIRED, kind=Kind.APPROVAL, due_at=AT),
+])
+def test_ticket_json_is_the_models_json_byte_for_byte(ticket: Ticket) -> None:
+    expected = TicketOut.of(ticket, "http://hub:8080").model_dump_json().encode()
+    assert ticket_json(ticket, "http://hub:8080") == expected
