@@ -29,6 +29,8 @@ from tickethub.services.deadlines import DeadlineService
 from tickethub.services.deliveries import DeliveryService
 from tickethub.services.events import EventService
 from tickethub.services.inbox import InboxService
+from tickethub.services.read_marks import ReadMarkService
+from tickethub.services.saved_views import SavedViewService
 from tickethub.services.ports import Clock, SecretGenerator
 from tickethub.services.sessions import SessionService
 from tickethub.services.throttle import Throttles
@@ -39,6 +41,7 @@ from tickethub.store.engine import make_engine
 from tickethub.store.inbox_queries import SqlInboxReader
 from tickethub.store.migrate import upgrade
 from tickethub.store.sessions_store import SqlSessionStore
+from tickethub.store.web_marks import SqlReadMarks, SqlSavedViews
 from tickethub.store.sql_store import SqlStore
 
 log = logging.getLogger("tickethub")
@@ -85,6 +88,8 @@ class HubRuntime:
         self.sessions = SessionService(SqlSessionStore(self.store), self.clock, self.secrets,
                                        settings.session_ttl_seconds, self.throttles)
         self.inbox = InboxService(SqlInboxReader(self.store))
+        self.reads = ReadMarkService(SqlReadMarks(self.store), self.clock)
+        self.saved_views = SavedViewService(SqlSavedViews(self.store), self.clock)
         self.deliveries = DeliveryService(
             self.store, self.clock,
             max_attempts=settings.delivery_max_attempts,

@@ -29,7 +29,6 @@ Sort = Literal["newest", "urgent"]
 VIEWS: tuple[View, ...] = ("team", "me", "all")
 SORTS: tuple[Sort, ...] = ("newest", "urgent")
 MAX_LIMIT = 200
-COUNT_CAP = 1000  # beyond this the inbox says "1000+"
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +109,7 @@ class InboxPage:
 
     @property
     def total_text(self) -> str:
-        return f"{COUNT_CAP}+" if self.total > COUNT_CAP else str(self.total)
+        return f"{self.total:,}"
 
 
 class InboxReader(Protocol):
@@ -120,9 +119,9 @@ class InboxReader(Protocol):
         """Up to ``query.limit`` matching tickets after ``query.cursor``, in sort order."""
         ...
 
-    def count(self, query: InboxQuery, cap: int) -> int:
-        """How many tickets match (ignoring cursor and limit), counting at most
-        ``cap + 1`` so a huge inbox costs no more than a full one."""
+    def count(self, query: InboxQuery) -> int:
+        """How many tickets match, ignoring cursor and limit (an exact count: one
+        indexed ``COUNT`` without loading rows)."""
         ...
 
 
@@ -139,4 +138,9 @@ class InboxService:
         if len(rows) > query.limit and items:
             last = items[-1]
             next_cursor = Cursor(last.id, last.due_at).encode(query.sort)
-        return InboxPage(items, next_cursor, self._reader.count(query, COUNT_CAP), query)
+        return InboxPage(items, next_cursor, self._reader.count(query), query)
+
+    def view_counts(self, query: InboxQuery) -> dict[View, int]:
+        """How many tickets each view holds under ``query``'s other filters."""
+        return {view: self._reader.count(replace(query, view=view, cursor=None))
+                for view in VIEWS}

@@ -74,8 +74,7 @@ class SqlInboxReader:
         with self._store.read() as uow:
             return [_row_to_ticket(row) for row in uow.connection.execute(stmt)]
 
-    def count(self, query: InboxQuery, cap: int) -> int:
-        matching = _filtered(select(tickets.c.id), query).limit(cap + 1).subquery()
-        stmt = select(func.count()).select_from(matching)
+    def count(self, query: InboxQuery) -> int:
+        stmt = _filtered(select(func.count()).select_from(tickets), query)
         with self._store.read() as uow:
             return int(uow.connection.execute(stmt).scalar() or 0)

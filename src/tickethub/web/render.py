@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from tickethub.web.markdown import render as markdown
+from tickethub.web.weight import weight
 
 TEMPLATES = Path(__file__).with_name("templates")
 STATIC = Path(__file__).with_name("static")
@@ -74,6 +75,7 @@ def _make_env() -> Environment:
     env.filters["stamp"] = lambda at: at.strftime("%Y-%m-%d %H:%M UTC") if at else ""
     env.globals["due_text"] = due_text
     env.globals["ago"] = ago
+    env.globals["weight"] = weight
     return env
 
 
