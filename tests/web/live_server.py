@@ -62,7 +62,7 @@ def live_hub(data_dir: Path, people: dict[str, Role]) -> Iterator[LiveHub]:
         stdout=log, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # a loaded machine starts slowly
         while True:
             try:
                 if httpx.get(url + "/healthz", timeout=1).status_code == 200:

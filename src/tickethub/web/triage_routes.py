@@ -61,6 +61,17 @@ def _done_notice(params: Any) -> str | None:
     return f"{verb} #{ident}." if ident is not None else f"{verb}."
 
 
+def _after(ids: list[int], current: int | None) -> int | None:
+    """The ticket to open once ``current`` is dealt with: the next row, else the one
+    before it (the view moves on, as in the page with JavaScript)."""
+    if current not in ids:
+        return None
+    at = ids.index(current)
+    if at + 1 < len(ids):
+        return ids[at + 1]
+    return ids[at - 1] if at > 0 else None
+
+
 async def _render(request: Request, me: Viewer, pairs: list[tuple[str, str]], *,
                   open_id: int | None, explicit: bool, status_code: int = 200,
                   notice: str | None = None, failed: dict[str, Any] | None = None
@@ -78,8 +89,7 @@ async def _render(request: Request, me: Viewer, pairs: list[tuple[str, str]], *,
     items = data.result.items
     ids = [t.id for t in items]
     open_ = data.pane.ticket.id if data.pane else None
-    after = ids[ids.index(open_) + 1] if open_ in ids and ids.index(open_) + 1 < len(ids) \
-        else None
+    after = _after(ids, open_)
     context = {
         "viewer": me, "data": data, "query": query, "error": error, "notice": notice,
         "failed": failed or {}, "filters": filters, "back": urlencode(pairs),

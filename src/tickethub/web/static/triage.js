@@ -174,7 +174,7 @@
       bumpCount(-1);
       openRow(following, false);
       schedule(label, async (leaving) => {
-        await post(form.action, body, leaving);
+        await post(form.getAttribute("action"), body, leaving);
         row.remove();
       }, () => {
         row.classList.remove("pending");
@@ -187,7 +187,7 @@
     $$("button, input, textarea, select", form).forEach((el) => { el.disabled = true; });
     schedule(`${label} ${action === "comment" ? "It stays open." : ""}`.trim(),
       async (leaving) => {
-        const data = await post(form.action, body, leaving);
+        const data = await post(form.getAttribute("action"), body, leaving);
         if (row && data.status) {
           row.dataset.version = data.version;
           row.classList.toggle("resolved", !data.waiting);
@@ -216,7 +216,7 @@
     ids.forEach((id) => body.append("id", id));
     const chosen = ids.map((id) => $(`#tlist > .trow[data-id="${id}"]`));
     if (action === "read" || action === "unread") {
-      post(form.action, body).then(() => {
+      post(form.getAttribute("action"), body).then(() => {
         chosen.forEach((r) => { r.classList.toggle("unread", action === "unread"); });
         boxes.forEach((b) => { b.checked = false; });
         showPicked();
@@ -231,7 +231,7 @@
     if (wasCurrent) openRow(following, false);
     schedule(`${VERBS[action] || action} ${ids.length} ticket${ids.length === 1 ? "" : "s"}.`,
       async (leaving) => {
-        const data = await post(form.action, body, leaving);
+        const data = await post(form.getAttribute("action"), body, leaving);
         const failed = new Map((data.failed || []).map((f) => [String(f.id), f.detail]));
         chosen.forEach((r) => {
           if (failed.has(r.dataset.id)) {
@@ -254,7 +254,8 @@
 
   document.addEventListener("submit", (ev) => {
     const form = ev.target;
-    if (form.id === "bulk") {
+    // getAttribute: the form's fields named "id" and "action" shadow form.id/form.action.
+    if (form.getAttribute("id") === "bulk") {
       ev.preventDefault();
       const button = ev.submitter;
       submitBulk(form, button ? button.value : "");
