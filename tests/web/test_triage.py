@@ -101,7 +101,10 @@ async def test_counts_are_exact_past_a_thousand(runtime: HubRuntime,
     with runtime.store.write() as uow:
         uow.actors.add(agent, now)
         for n in range(1203):
-            uow.tickets.add(TicketDraft(Kind.QUESTION, f"Q {n}"), agent.name, now)
+            last = uow.tickets.add(TicketDraft(Kind.QUESTION, f"Q {n}"), agent.name, now)
+    # Rows written behind the services' back append no event; every real change does,
+    # and that is what tells the counts to refresh. One message moves the log.
+    runtime.tickets.post_message(agent, last.id, "seeded", "api")
     html = (await pat.get("/triage")).text
     assert re.search(r'id="count-team">1,203<', html)
     assert '<span id="total">1,203</span>' in html
@@ -207,3 +210,14 @@ async def test_saved_views_are_per_person(client: httpx.AsyncClient, runtime: Hu
     assert bad.status_code == 422 and "give the view a name" in bad.text
     await pat.post("/triage/views/delete", {"name": "Approvals"})
     assert "Approvals</a>" not in (await pat.get("/triage")).text
+
+
+async def test_counts_follow_changes(client: httpx.AsyncClient, agent: dict[str, str],
+                                     pat: Browser) -> None:
+    first = await ask(client, agent, title="One")
+    assert re.search(r'id="count-team">1<', (await pat.get("/triage")).text)
+    await ask(client, agent, title="Two")
+    assert re.search(r'id="count-team">2<', (await pat.get("/triage")).text)
+    await pat.post(f"/triage/t/{first['id']}/done", {})
+    html = (await pat.get("/triage")).text
+    assert re.search(r'id="count-team">1<', html) and re.search(r'id="count-all">2<', html)

@@ -87,7 +87,7 @@ class HubRuntime:
         # web inbox: people's sign-in and the inbox queries
         self.sessions = SessionService(SqlSessionStore(self.store), self.clock, self.secrets,
                                        settings.session_ttl_seconds, self.throttles)
-        self.inbox = InboxService(SqlInboxReader(self.store))
+        self.inbox = InboxService(SqlInboxReader(self.store), self.events.last_seq)
         self.reads = ReadMarkService(SqlReadMarks(self.store), self.clock)
         self.saved_views = SavedViewService(SqlSavedViews(self.store), self.clock)
         self.deliveries = DeliveryService(
@@ -164,6 +164,7 @@ class HubRuntime:
         self.bus.bind(asyncio.get_running_loop())
         await self.bus.start()
         self.bus.last_seq = await asyncio.to_thread(self.events.last_seq)
+        await asyncio.to_thread(self.store.analyze)  # planner statistics, once per start
         admin = self.settings.admin_token
         self.generated_admin_token = await asyncio.to_thread(
             self.auth.bootstrap_admin, admin.get_secret_value() if admin else None

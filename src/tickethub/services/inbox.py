@@ -15,6 +15,8 @@ page 1 costs.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal, Protocol
@@ -125,9 +127,45 @@ class InboxReader(Protocol):
         ...
 
 
-class InboxService:
-    def __init__(self, reader: InboxReader) -> None:
+class _Counts:
+    """Counts per query, kept while the event log stands still. Every change to a ticket
+    appends an event in its own transaction, so an unchanged last ``seq`` means unchanged
+    counts; the log's position is shared, so several hub processes stay right too."""
+
+    SIZE = 512
+
+    def __init__(self, reader: InboxReader, log_position: Callable[[], int]) -> None:
         self._reader = reader
+        self._position = log_position
+        self._seq = -1
+        self._known: dict[InboxQuery, int] = {}
+        self._lock = threading.Lock()
+
+    def count(self, query: InboxQuery) -> int:
+        key = replace(query, cursor=None, limit=1)
+        seq = self._position()  # read before counting: a later change is not hidden
+        with self._lock:
+            if seq != self._seq:
+                self._known, self._seq = {}, seq
+            elif key in self._known:
+                return self._known[key]
+        total = self._reader.count(key)
+        with self._lock:
+            if seq == self._seq and len(self._known) < self.SIZE:
+                self._known[key] = total
+        return total
+
+
+class InboxService:
+    def __init__(self, reader: InboxReader,
+                 log_position: Callable[[], int] | None = None) -> None:
+        """``log_position``: the event log's last ``seq``; given, counts are kept until
+        it moves (else each page counts anew)."""
+        self._reader = reader
+        self._counts = _Counts(reader, log_position) if log_position else None
+
+    def _count(self, query: InboxQuery) -> int:
+        return self._counts.count(query) if self._counts else self._reader.count(query)
 
     def page(self, query: InboxQuery) -> InboxPage:
         if not 1 <= query.limit <= MAX_LIMIT:
@@ -138,9 +176,8 @@ class InboxService:
         if len(rows) > query.limit and items:
             last = items[-1]
             next_cursor = Cursor(last.id, last.due_at).encode(query.sort)
-        return InboxPage(items, next_cursor, self._reader.count(query), query)
+        return InboxPage(items, next_cursor, self._count(query), query)
 
     def view_counts(self, query: InboxQuery) -> dict[View, int]:
         """How many tickets each view holds under ``query``'s other filters."""
-        return {view: self._reader.count(replace(query, view=view, cursor=None))
-                for view in VIEWS}
+        return {view: self._count(replace(query, view=view, cursor=None)) for view in VIEWS}

@@ -1,4 +1,4 @@
-"""web reads: per-person read marks and saved inbox views
+"""web reads: per-person read marks and saved inbox views; an index for view counts
 
 Revision ID: 0013_web_reads
 Revises: 0012_chat_conversations
@@ -32,8 +32,10 @@ def upgrade() -> None:
         sa.Column("created_at", _TS, nullable=False),
         sa.PrimaryKeyConstraint("actor_id", "name"),
     )
+    op.create_index("ix_tickets_status_assignee", "tickets", ["status", "assignee"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_tickets_status_assignee", table_name="tickets")
     op.drop_table("web_saved_views")
     op.drop_table("web_reads")
