@@ -29,9 +29,9 @@ from tickethub.services.deadlines import DeadlineService
 from tickethub.services.deliveries import DeliveryService
 from tickethub.services.events import EventService
 from tickethub.services.inbox import InboxService
+from tickethub.services.ports import Clock, SecretGenerator
 from tickethub.services.read_marks import ReadMarkService
 from tickethub.services.saved_views import SavedViewService
-from tickethub.services.ports import Clock, SecretGenerator
 from tickethub.services.sessions import SessionService
 from tickethub.services.throttle import Throttles
 from tickethub.services.tickets import TicketService
@@ -41,8 +41,8 @@ from tickethub.store.engine import make_engine
 from tickethub.store.inbox_queries import SqlInboxReader
 from tickethub.store.migrate import upgrade
 from tickethub.store.sessions_store import SqlSessionStore
-from tickethub.store.web_marks import SqlReadMarks, SqlSavedViews
 from tickethub.store.sql_store import SqlStore
+from tickethub.store.web_marks import SqlReadMarks, SqlSavedViews
 
 log = logging.getLogger("tickethub")
 
