@@ -221,3 +221,14 @@ async def test_counts_follow_changes(client: httpx.AsyncClient, agent: dict[str,
     await pat.post(f"/triage/t/{first['id']}/done", {})
     html = (await pat.get("/triage")).text
     assert re.search(r'id="count-team">1<', html) and re.search(r'id="count-all">2<', html)
+
+
+async def test_pane_alone_marks_read_and_keeps_only_filters(
+        client: httpx.AsyncClient, agent: dict[str, str], pat: Browser) -> None:
+    q = await ask(client, agent, title="Pane me")
+    assert "unread" in row_class((await pat.get("/triage")).text, q["id"])
+    pane = await pat.get(f"/triage/pane/{q['id']}?back=view%3Dme%26next%3D%2F%2Fevil%26q%3Dx")
+    assert pane.status_code == 200 and pane_id(pane.text) == q["id"]
+    assert 'name="back" value="view=me&amp;q=x"' in pane.text
+    assert "unread" not in row_class((await pat.get("/triage")).text, q["id"])
+    assert (await pat.get("/triage/pane/99999")).status_code == 404

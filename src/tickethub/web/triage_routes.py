@@ -121,7 +121,8 @@ async def pane(request: Request, ticket_id: TicketId, me: Me) -> Response:
         return Response("There is no such ticket.", status_code=404,
                         headers=SECURITY_HEADERS)
     html = fragment("_triage_pane.html", "pane", found, me, hub.clock.now(),
-                    request.query_params.get("back", ""), None, triage_actions.SNOOZES, {})
+                    urlencode(_back({"back": request.query_params.get("back", "")})), None,
+                    triage_actions.SNOOZES, {})
     return Response(html, media_type="text/html", headers=SECURITY_HEADERS)
 
 
