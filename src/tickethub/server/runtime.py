@@ -35,6 +35,8 @@ from tickethub.services.events import EventService
 from tickethub.services.host import Component, Loop
 from tickethub.services.inbox import InboxService
 from tickethub.services.ports import Clock, SecretGenerator
+from tickethub.services.read_marks import ReadMarkService
+from tickethub.services.saved_views import SavedViewService
 from tickethub.services.sessions import SessionService
 from tickethub.services.throttle import Throttles
 from tickethub.services.tickets import TicketService
@@ -45,6 +47,7 @@ from tickethub.store.inbox_queries import SqlInboxReader
 from tickethub.store.migrate import upgrade
 from tickethub.store.sessions_store import SqlSessionStore
 from tickethub.store.sql_store import SqlStore
+from tickethub.store.web_marks import SqlReadMarks, SqlSavedViews
 
 log = logging.getLogger("tickethub")
 
@@ -90,7 +93,9 @@ class HubRuntime:
         # web inbox: people's sign-in and the inbox queries
         self.sessions = SessionService(SqlSessionStore(self.store), self.clock, self.secrets,
                                        settings.session_ttl_seconds, self.throttles)
-        self.inbox = InboxService(SqlInboxReader(self.store))
+        self.inbox = InboxService(SqlInboxReader(self.store), self.events.last_seq)
+        self.reads = ReadMarkService(SqlReadMarks(self.store), self.clock)
+        self.saved_views = SavedViewService(SqlSavedViews(self.store), self.clock)
         self.deliveries = DeliveryService(
             self.store, self.clock,
             max_attempts=settings.delivery_max_attempts,
@@ -160,6 +165,7 @@ class HubRuntime:
         self.bus.bind(asyncio.get_running_loop())
         await self.bus.start()
         self.bus.last_seq = await asyncio.to_thread(self.events.last_seq)
+        await asyncio.to_thread(self.store.analyze)  # planner statistics, once per start
         admin = self.settings.admin_token
         self.generated_admin_token = await asyncio.to_thread(
             self.auth.bootstrap_admin, admin.get_secret_value() if admin else None

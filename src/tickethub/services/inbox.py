@@ -15,6 +15,8 @@ page 1 costs.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal, Protocol
@@ -29,7 +31,6 @@ Sort = Literal["newest", "urgent"]
 VIEWS: tuple[View, ...] = ("team", "me", "all")
 SORTS: tuple[Sort, ...] = ("newest", "urgent")
 MAX_LIMIT = 200
-COUNT_CAP = 1000  # beyond this the inbox says "1000+"
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +111,7 @@ class InboxPage:
 
     @property
     def total_text(self) -> str:
-        return f"{COUNT_CAP}+" if self.total > COUNT_CAP else str(self.total)
+        return f"{self.total:,}"
 
 
 class InboxReader(Protocol):
@@ -120,15 +121,51 @@ class InboxReader(Protocol):
         """Up to ``query.limit`` matching tickets after ``query.cursor``, in sort order."""
         ...
 
-    def count(self, query: InboxQuery, cap: int) -> int:
-        """How many tickets match (ignoring cursor and limit), counting at most
-        ``cap + 1`` so a huge inbox costs no more than a full one."""
+    def count(self, query: InboxQuery) -> int:
+        """How many tickets match, ignoring cursor and limit (an exact count: one
+        indexed ``COUNT`` without loading rows)."""
         ...
 
 
-class InboxService:
-    def __init__(self, reader: InboxReader) -> None:
+class _Counts:
+    """Counts per query, kept while the event log stands still. Every change to a ticket
+    appends an event in its own transaction, so an unchanged last ``seq`` means unchanged
+    counts; the log's position is shared, so several hub processes stay right too."""
+
+    SIZE = 512
+
+    def __init__(self, reader: InboxReader, log_position: Callable[[], int]) -> None:
         self._reader = reader
+        self._position = log_position
+        self._seq = -1
+        self._known: dict[InboxQuery, int] = {}
+        self._lock = threading.Lock()
+
+    def count(self, query: InboxQuery) -> int:
+        key = replace(query, cursor=None, limit=1)
+        seq = self._position()  # read before counting: a later change is not hidden
+        with self._lock:
+            if seq != self._seq:
+                self._known, self._seq = {}, seq
+            elif key in self._known:
+                return self._known[key]
+        total = self._reader.count(key)
+        with self._lock:
+            if seq == self._seq and len(self._known) < self.SIZE:
+                self._known[key] = total
+        return total
+
+
+class InboxService:
+    def __init__(self, reader: InboxReader,
+                 log_position: Callable[[], int] | None = None) -> None:
+        """``log_position``: the event log's last ``seq``; given, counts are kept until
+        it moves (else each page counts anew)."""
+        self._reader = reader
+        self._counts = _Counts(reader, log_position) if log_position else None
+
+    def _count(self, query: InboxQuery) -> int:
+        return self._counts.count(query) if self._counts else self._reader.count(query)
 
     def page(self, query: InboxQuery) -> InboxPage:
         if not 1 <= query.limit <= MAX_LIMIT:
@@ -139,4 +176,8 @@ class InboxService:
         if len(rows) > query.limit and items:
             last = items[-1]
             next_cursor = Cursor(last.id, last.due_at).encode(query.sort)
-        return InboxPage(items, next_cursor, self._reader.count(query, COUNT_CAP), query)
+        return InboxPage(items, next_cursor, self._count(query), query)
+
+    def view_counts(self, query: InboxQuery) -> dict[View, int]:
+        """How many tickets each view holds under ``query``'s other filters."""
+        return {view: self._count(replace(query, view=view, cursor=None)) for view in VIEWS}

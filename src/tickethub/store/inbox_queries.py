@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, and_, exists, func, or_, select
+from sqlalchemy import Select, and_, func, or_, select
 
 from tickethub.domain.tickets import Ticket
 from tickethub.services.inbox import InboxQuery
@@ -39,8 +39,10 @@ def _filtered(stmt: Select[Any], query: InboxQuery) -> Select[Any]:
         stmt = stmt.where(or_(
             func.lower(tickets.c.title).like(pattern, escape="\\"),
             func.lower(tickets.c.body).like(pattern, escape="\\"),
-            exists(select(messages.c.id).where(
-                messages.c.ticket_id == tickets.c.id,
+            # One pass over the messages, not one lookup per ticket: with planner
+            # statistics SQLite may judge the per-ticket index unselective and scan
+            # every message for every ticket.
+            tickets.c.id.in_(select(messages.c.ticket_id).where(
                 func.lower(messages.c.body).like(pattern, escape="\\"))),
         ))
     return stmt
@@ -74,8 +76,7 @@ class SqlInboxReader:
         with self._store.read() as uow:
             return [_row_to_ticket(row) for row in uow.connection.execute(stmt)]
 
-    def count(self, query: InboxQuery, cap: int) -> int:
-        matching = _filtered(select(tickets.c.id), query).limit(cap + 1).subquery()
-        stmt = select(func.count()).select_from(matching)
+    def count(self, query: InboxQuery) -> int:
+        stmt = _filtered(select(func.count()).select_from(tickets), query)
         with self._store.read() as uow:
             return int(uow.connection.execute(stmt).scalar() or 0)

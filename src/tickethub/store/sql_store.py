@@ -83,3 +83,12 @@ class SqlStore:
             return
         with self.engine.connect() as connection, connection.begin():
             yield SqlUnitOfWork(connection)
+
+    def analyze(self) -> None:
+        """Refresh the query planner's statistics. SQLite keeps none unless asked, and
+        without them it reads a page of the inbox (50 newest waiting tickets) through the
+        ``status`` index, sorting every waiting ticket first; with them it walks the ids
+        newest first and stops at 50. PostgreSQL's autovacuum keeps its own statistics."""
+        if self.engine.dialect.name == "sqlite":
+            with self.write() as uow:
+                uow.connection.exec_driver_sql("ANALYZE")

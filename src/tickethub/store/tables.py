@@ -55,6 +55,8 @@ tickets = Table(
     Index("ix_tickets_path", "path"),
     Index("ix_tickets_created_by", "created_by"),
     Index("ix_tickets_assignee", "assignee"),
+    # Covers the inbox's counts per view (status and assignee), read from the index alone.
+    Index("ix_tickets_status_assignee", "status", "assignee"),
     Index("ix_tickets_status_due", "status", "due_at"),
     Index("ix_tickets_status_attention", "status", "next_attention_at"),
 )

@@ -1,7 +1,7 @@
 """The people's web inbox: server-rendered pages over the services, live over SSE.
 
-``mount(app)`` adds the pages (``/`` inbox, ``/t/{id}`` ticket, ``/tree/{id}``,
-``/login``, ``/logout``) and ``/static`` to the hub's FastAPI app.
+``mount(app)`` adds the pages (``/`` inbox, ``/triage`` split-pane triage, ``/t/{id}``
+ticket, ``/tree/{id}``, ``/login``, ``/logout``) and ``/static`` to the hub's FastAPI app.
 """
 
 from __future__ import annotations
@@ -12,7 +12,14 @@ from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from tickethub.web import auth_routes, inbox_routes, ticket_routes, tree_routes
+from tickethub.web import (
+    auth_routes,
+    inbox_routes,
+    saved_view_routes,
+    ticket_routes,
+    tree_routes,
+    triage_routes,
+)
 from tickethub.web.render import STATIC, page
 from tickethub.web.session import CsrfRejected, SignInRequired
 from tickethub.web.ticket_view import NoSuchTicket
@@ -40,7 +47,8 @@ async def _no_such_ticket(request: Request, exc: Exception) -> Response:
 
 
 def mount(app: FastAPI) -> None:
-    for module in (auth_routes, inbox_routes, ticket_routes, tree_routes):
+    for module in (auth_routes, inbox_routes, ticket_routes, tree_routes, triage_routes,
+                   saved_view_routes):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_exception_handler(SignInRequired, _sign_in)

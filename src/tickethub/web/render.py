@@ -13,6 +13,7 @@ from starlette.responses import HTMLResponse
 
 from tickethub.web.markdown import render as markdown
 from tickethub.web.review import message_line
+from tickethub.web.weight import weight
 
 TEMPLATES = Path(__file__).with_name("templates")
 STATIC = Path(__file__).with_name("static")
@@ -76,6 +77,7 @@ def _make_env() -> Environment:
     env.globals["due_text"] = due_text
     env.globals["ago"] = ago
     env.globals["change_line"] = message_line
+    env.globals["weight"] = weight
     return env
 
 

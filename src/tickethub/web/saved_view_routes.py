@@ -1,0 +1,45 @@
+"""``/triage/views``: save the triage page's filters under a name, or delete a saved view.
+Saved views belong to the signed-in person (``services/saved_views.py``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import parse_qsl, urlencode
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import RedirectResponse, Response
+
+from tickethub.api.deps import call
+from tickethub.errors import ValidationFailed
+from tickethub.web.render import page
+from tickethub.web.session import Viewer, check_csrf, viewer
+from tickethub.web.triage_routes import KEEP
+
+router = APIRouter(include_in_schema=False)
+Me = Annotated[Viewer, Depends(viewer)]
+
+
+@router.post("/triage/views")
+async def save_view(request: Request, me: Me) -> Response:
+    form = await request.form()
+    check_csrf(me, form.get("csrf"))
+    pairs = [(k, v) for k, v in parse_qsl(str(form.get("back") or ""))
+             if k in KEEP and k != "cursor" and v]
+    query = urlencode(pairs)
+    try:
+        await call(request.app.state.hub.saved_views.save, me.actor,
+                   str(form.get("name") or ""), query)
+    except ValidationFailed as exc:
+        return page(request, "error.html", {
+            "viewer": me, "title": "View not saved",
+            "message": f"{exc.field}: {exc.detail}"}, 422)
+    return RedirectResponse("/triage?" + query, status_code=303)
+
+
+@router.post("/triage/views/delete")
+async def delete_view(request: Request, me: Me) -> Response:
+    form = await request.form()
+    check_csrf(me, form.get("csrf"))
+    await call(request.app.state.hub.saved_views.delete, me.actor,
+               str(form.get("name") or ""))
+    return RedirectResponse("/triage", status_code=303)
