@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from tickethub.server.runtime import HubRuntime
-from tickethub.services.inbox import COUNT_CAP, VIEWS, InboxQuery
+from tickethub.services.inbox import VIEWS, InboxQuery
 
 VIEW_LABELS = {"team": "Waiting on my team", "me": "Waiting on me", "all": "All tickets"}
 
@@ -17,7 +17,7 @@ VIEW_LABELS = {"team": "Waiting on my team", "me": "Waiting on me", "all": "All 
 class Elsewhere:
     view: str
     label: str
-    count: str  # "12", or "1000+"
+    count: str  # "12", "12,408"
     url: str
 
 
@@ -40,6 +40,6 @@ def scope(hub: HubRuntime, query: InboxQuery, filters: list[tuple[str, str]]
         total = hub.inbox.page(replace(query, view=view, cursor=None, limit=1)).total
         if total:
             params = [(k, v) for k, v in filters if k != "view"] + [("view", view)]
-            count = f"{COUNT_CAP}+" if total > COUNT_CAP else str(total)
+            count = f"{total:,}"
             others.append(Elsewhere(view, VIEW_LABELS[view], count, "/?" + urlencode(params)))
     return SearchScope(query.q, VIEW_LABELS.get(query.view, query.view), others)
