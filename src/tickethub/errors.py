@@ -184,6 +184,21 @@ class Throttled(TickethubError):
         return {"Retry-After": str(self.retry_after)}
 
 
+class MethodNotAllowed(TickethubError):
+    """The path exists, not with this method; ``allow`` lists the methods it serves."""
+
+    status = 405
+    code = "method_not_allowed"
+    title = "Method Not Allowed"
+
+    def __init__(self, detail: str, *, allow: list[str]) -> None:
+        super().__init__(detail)
+        self.allow = allow
+
+    def headers(self) -> dict[str, str]:
+        return {"Allow": ", ".join(self.allow)}
+
+
 class Unavailable(TickethubError):
     status = 503
     code = "unavailable"

@@ -145,3 +145,19 @@ def test_no_module_builds_error_bodies_but_the_renderer() -> None:
     built = {str(p.relative_to(SRC)): found for p in sorted((SRC / "api").rglob("*.py"))
              if p not in allowed and (found := _error_bodies_built(p))}
     assert built == {}
+
+
+@pytest.mark.parametrize(("request_line", "allowed"), [
+    ("DELETE /api/v1/tickets", "GET, POST"),
+    ("PUT /api/v1/tickets/1/messages", "GET, POST"),
+    ("DELETE /ap/v1/agent/tasks", "GET, POST"),
+])
+async def test_a_405_lists_every_method_its_path_serves(
+    client: httpx.AsyncClient, agent: dict[str, str], request_line: str, allowed: str
+) -> None:
+    """GET and POST of one path are two routes; Starlette's own ``Allow`` names only the
+    first one that matched."""
+    method, path = request_line.split(" ")
+    response = await client.request(method, path, headers=agent)
+    assert response.status_code == 405
+    assert response.headers["Allow"] == allowed

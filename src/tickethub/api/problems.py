@@ -18,10 +18,11 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.routing import iter_route_contexts
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Match
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tickethub import json_codec
@@ -112,23 +113,29 @@ def render(problem: Problem, scope: Scope | None = None, *, wire: Wire | None = 
 
 def allowed_methods(request: Request, routes: Sequence[BaseRoute] | None = None
                     ) -> list[str]:
-    """Every method that ``routes`` (default: the app's) serve at the request's path, for
-    a 405's ``Allow``. Starlette names only the first route that matched the path, though
-    GET and POST of one path are often two routes."""
+    """Every method that ``routes`` (default: the app's, included routers' too) serve at
+    the request's path, for a 405's ``Allow``. Starlette names only the first route that
+    matched the path, though GET and POST of one path are often two routes."""
+    path = request.scope["path"]
+    root = request.scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root):]
     methods: set[str] = set()
-    for route in request.app.router.routes if routes is None else routes:
-        served = getattr(route, "methods", None)
-        if served and route.matches(request.scope)[0] is not Match.NONE:
-            methods |= served
+    for context in iter_route_contexts(request.app.router.routes if routes is None
+                                       else routes):
+        if context.methods and context.path_regex.match(path):
+            methods |= context.methods
     return sorted(methods)
 
 
 async def _handle(request: Request, exc: Exception) -> Response:
     """The exception handler for every error class the app maps (see ``install``)."""
     headers = None
-    if (isinstance(exc, HTTPException) and exc.status_code == 405
-            and "Allow" not in (exc.headers or {})):
-        headers = {"Allow": ", ".join(allowed_methods(request))}
+    if isinstance(exc, HTTPException) and exc.status_code == 405:
+        # Starlette's own Allow names only the first route that matched the path.
+        methods = allowed_methods(request)
+        if methods:
+            headers = {"Allow": ", ".join(methods)}
     return render(problem_of(exc), request.scope, headers=headers)
 
 

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import ValidationError
-from starlette.exceptions import HTTPException
 
 from tickethub.api.deps import actor_for, bearer_token, client_address
 from tickethub.api.openai.errors import ERROR_SCHEMA, STATUSES, UPSTREAM, OpenAIRoute
@@ -18,7 +17,7 @@ from tickethub.api.openai.schemas import ChatRequest
 from tickethub.api.problem_docs import error_responses
 from tickethub.api.problems import allowed_methods
 from tickethub.domain.actors import Actor
-from tickethub.errors import BadRequest, MalformedJSON, NotFound
+from tickethub.errors import BadRequest, MalformedJSON, MethodNotAllowed, NotFound
 
 router = APIRouter(prefix="/v1", tags=["openai"], route_class=OpenAIRoute,
                    responses=error_responses(ERROR_SCHEMA, statuses=STATUSES,
@@ -138,7 +137,7 @@ async def not_here(path: str, request: Request) -> Response:
     allowed = allowed_methods(request, [r for r in router.routes
                                         if getattr(r, "endpoint", None) is not not_here])
     if allowed:
-        raise HTTPException(405, "Method Not Allowed", headers={"Allow": ", ".join(allowed)})
+        raise MethodNotAllowed("Method Not Allowed", allow=allowed)
     raise NotFound(f"Unknown request URL: /v1/{path}. The hub serves /v1/chat/completions "
                    "and /v1/models.", field="url")
 
