@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import Field, TypeAdapter, ValidationError
+from starlette.exceptions import HTTPException
 
 from tickethub import json_codec
 from tickethub.api.deps import (
@@ -78,7 +79,8 @@ _Missing = object()
 
 def _json_of(raw: bytes) -> Any:
     """The body as FastAPI reads it: ``_Missing`` when empty, else JSON (a body that is
-    not JSON fails as FastAPI's does, with the standard library's reason)."""
+    not JSON fails as FastAPI's does: 422 with the standard library's reason, or 400 when
+    it cannot even be decoded)."""
     if not raw:
         return _Missing
     try:
@@ -87,6 +89,8 @@ def _json_of(raw: bytes) -> Any:
         raise RequestValidationError([{
             "type": "json_invalid", "loc": ("body", exc.pos), "msg": "JSON decode error",
             "input": {}, "ctx": {"error": exc.msg}}]) from exc
+    except Exception as exc:  # e.g. not UTF-8, or nested too deep: FastAPI's 400
+        raise HTTPException(400, "There was an error parsing the body") from exc
 
 
 def _checked(adapter: TypeAdapter[Any], value: Any, loc: tuple[str, ...],
