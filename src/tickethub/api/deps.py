@@ -58,7 +58,12 @@ async def admin_actor(actor: Actor = Depends(current_actor)) -> Actor:
 
 def channel_of(request: Request, default: str = "api") -> str:
     """Which channel a request came through (``X-Tickethub-Via``: cli, web, api, ...)."""
-    via = request.headers.get("x-tickethub-via", default).strip().lower()
+    return channel_named(request.headers.get("x-tickethub-via"), default)
+
+
+def channel_named(via: str | None, default: str = "api") -> str:
+    """The channel an ``X-Tickethub-Via`` value names (``default`` without a usable one)."""
+    via = (via or default).strip().lower()
     return via[:50] if via.replace("-", "").replace("_", "").isalnum() else default
 
 

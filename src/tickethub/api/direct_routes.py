@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fastapi.routing import iter_route_contexts
+from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -53,7 +54,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def direct(handler: DirectHandler) -> Callable[[F], F]:
     """Decorate a route's endpoint (below ``@router.post(...)``) with ``handler``: the
-    same operation from a :class:`DirectRequest`, returning the JSON body of the 200."""
+    same operation from a :class:`DirectRequest`, returning the JSON body of the 200, or
+    a ready :class:`~starlette.responses.Response` (another status, headers, a body the
+    route encodes itself), which is sent as it is."""
 
     def mark(endpoint: F) -> F:
         endpoint.__direct__ = handler  # type: ignore[attr-defined]
@@ -95,7 +98,8 @@ class DirectRoutes:
     """The middleware serving the app's direct routes (see the module doc). Add it
     before the other middleware, so it is the innermost one."""
 
-    _WANTED = (b"content-type", b"content-length", b"authorization")
+    _WANTED = frozenset((b"content-type", b"content-length", b"authorization",
+                         b"idempotency-key", b"x-tickethub-via"))
 
     def __init__(self, app: ASGIApp, routes: Callable[[], list[BaseRoute]],
                  max_body_bytes: Callable[[], int]) -> None:
@@ -112,7 +116,10 @@ class DirectRoutes:
             for entry in self._table:
                 match = entry.path_regex.match(path)
                 if match is not None and "POST" in entry.methods:
-                    headers = {k: v for k, v in scope["headers"] if k in self._WANTED}
+                    headers: dict[bytes, bytes] = {}
+                    for name, value in scope["headers"]:  # the first of each, as Starlette
+                        if name in self._WANTED:
+                            headers.setdefault(name, value)
                     if _json_or_empty(headers):
                         await self._serve(entry.route, entry.handler, match.groupdict(),
                                           headers, scope, receive, send)
@@ -130,7 +137,7 @@ class DirectRoutes:
             body = await _read(limited(scope, receive, limit(scope) if limit is not None
                                        else self._max_body_bytes()))
             out = await handler(DirectRequest(scope.get("app"), scope, params, headers, body))
-            response = FastJSONResponse(out)
+            response = out if isinstance(out, Response) else FastJSONResponse(out)
         except ClientGone:
             return
         except Exception as exc:

@@ -4,11 +4,26 @@ assign, label, and wait."""
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
+from pydantic import Field, TypeAdapter, ValidationError
+from starlette.exceptions import HTTPException
 
-from tickethub.api.deps import call, channel_of, current_actor, runtime
+from tickethub import json_codec
+from tickethub.api.deps import (
+    actor_for,
+    bearer_of,
+    call,
+    channel_named,
+    channel_of,
+    client_address,
+    current_actor,
+    runtime,
+)
+from tickethub.api.direct_routes import DirectRequest, direct
 from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.api.schemas import (
     AnswerIn,
@@ -37,6 +52,7 @@ router = APIRouter(prefix="/api/v1", tags=["tickets"], responses=PROBLEM_RESPONS
 
 Hub = Annotated[HubRuntime, Depends(runtime)]
 Me = Annotated[Actor, Depends(current_actor)]
+IdempotencyKey = Annotated[str | None, Field(max_length=200)]
 
 
 def _out(hub: HubRuntime, ticket: Ticket, status_code: int = 200,
@@ -48,14 +64,105 @@ def _out(hub: HubRuntime, ticket: Ticket, status_code: int = 200,
                     headers=headers)
 
 
+# Direct handlers (``api/direct_routes.py``): ask and answer without FastAPI's dependency
+# solving, answering every request byte for byte as the route below them does. FastAPI's
+# order of refusals is kept: a body that is not JSON at all first (422 malformed_json),
+# then the token (401), then every invalid parameter and body field in one 422 (path,
+# header, body, in that order).
+
+_TICKET_ID: TypeAdapter[int] = TypeAdapter(Id)
+_IDEMPOTENCY_KEY: TypeAdapter[str | None] = TypeAdapter(IdempotencyKey)
+_TICKET_IN: TypeAdapter[TicketIn] = TypeAdapter(TicketIn)
+_ANSWER_IN: TypeAdapter[AnswerIn] = TypeAdapter(AnswerIn)
+_Missing = object()
+
+
+def _json_of(raw: bytes) -> Any:
+    """The body as FastAPI reads it: ``_Missing`` when empty, else JSON (a body that is
+    not JSON fails as FastAPI's does: 422 with the standard library's reason, or 400 when
+    it cannot even be decoded)."""
+    if not raw:
+        return _Missing
+    try:
+        return json_codec.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise RequestValidationError([{
+            "type": "json_invalid", "loc": ("body", exc.pos), "msg": "JSON decode error",
+            "input": {}, "ctx": {"error": exc.msg}}]) from exc
+    except Exception as exc:  # e.g. not UTF-8, or nested too deep: FastAPI's 400
+        raise HTTPException(400, "There was an error parsing the body") from exc
+
+
+def _checked(adapter: TypeAdapter[Any], value: Any, loc: tuple[str, ...],
+             errors: list[dict[str, Any]]) -> Any:
+    """``value`` validated by ``adapter``; its errors, located at ``loc``, go to
+    ``errors`` (FastAPI's shape). A missing body is FastAPI's ``missing``."""
+    if value is _Missing:
+        errors.append({"type": "missing", "loc": loc, "msg": "Field required", "input": None})
+        return None
+    try:
+        return adapter.validate_python(value, from_attributes=True)  # as FastAPI
+    except ValidationError as exc:
+        errors.extend({**e, "loc": loc + tuple(e["loc"])}
+                      for e in exc.errors(include_url=False))
+        return None
+
+
+async def _actor_of(request: DirectRequest, hub: HubRuntime) -> Actor:
+    token = bearer_of(request.headers.get(b"authorization", b"").decode("latin-1"))
+    return await actor_for(hub, token, client_address(request.scope))
+
+
+def _header(request: DirectRequest, name: bytes) -> str | None:
+    value = request.headers.get(name)
+    return None if value is None else value.decode("latin-1")
+
+
+async def _ask_direct(request: DirectRequest) -> Response:
+    raw = _json_of(request.body)
+    hub: HubRuntime = request.app.state.hub
+    me = await _actor_of(request, hub)
+    errors: list[dict[str, Any]] = []
+    key = _checked(_IDEMPOTENCY_KEY, _header(request, b"idempotency-key"),
+                   ("header", "idempotency-key"), errors)
+    body = _checked(_TICKET_IN, raw, ("body",), errors)
+    if errors:
+        raise RequestValidationError(errors)
+    return await ask(hub, me, body, key)
+
+
+async def _answer_direct(request: DirectRequest) -> Response:
+    raw = _json_of(request.body)
+    hub: HubRuntime = request.app.state.hub
+    me = await _actor_of(request, hub)
+    errors: list[dict[str, Any]] = []
+    ticket_id = _checked(_TICKET_ID, request.path_params["ticket_id"],
+                         ("path", "ticket_id"), errors)
+    body = _checked(_ANSWER_IN, raw, ("body",), errors)
+    if errors:
+        raise RequestValidationError(errors)
+    ticket = await hub.tickets.aanswer(me, ticket_id, body.text, body.data,
+                                       channel_named(_header(request, b"x-tickethub-via")),
+                                       expected_version=body.version)
+    return _out(hub, ticket)
+
+
 @router.post("/tickets", status_code=201, response_model=TicketOut,
              summary="Ask: open a ticket")
+@direct(_ask_direct)
 async def create_ticket(
     body: TicketIn, hub: Hub, me: Me,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Response:
     """Open a ticket. With an ``Idempotency-Key`` header a retried request returns the
     ticket the first one made (200, ``Idempotent-Replayed: true``) instead of a second."""
+    return await ask(hub, me, body, idempotency_key)
+
+
+async def ask(hub: HubRuntime, me: Actor, body: TicketIn, idempotency_key: str | None
+              ) -> Response:
+    """Open the ticket ``body`` describes: 201 with its ``Location``, or 200 and
+    ``Idempotent-Replayed: true`` when ``idempotency_key`` already made it."""
     draft = TicketDraft(
         kind=body.kind, title=body.title, body=body.body, parent_id=body.parent_id,
         assignee=body.assignee, labels=tuple(body.labels), due_at=body.due_at,
@@ -137,6 +244,7 @@ async def post_message(
 
 
 @router.post("/tickets/{ticket_id}/answer", response_model=TicketOut, summary="Answer")
+@direct(_answer_direct)
 async def answer(ticket_id: Id, body: AnswerIn, hub: Hub, me: Me, request: Request
                  ) -> Response:
     """Resolve a question, task or info ticket. ``data`` must satisfy the ticket's
