@@ -31,6 +31,9 @@ class NewEvent:
     ticket_path: str
     actor: str
     data: dict[str, Any]
+    # The HTTP request that asked for it, when the write runs outside that request's
+    # context (a group commit serving many); else the store takes the current one.
+    request_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

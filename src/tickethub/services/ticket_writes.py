@@ -23,7 +23,7 @@ Validation that needs no transaction (titles, schemas, NUL characters) is the ca
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -38,6 +38,7 @@ from tickethub.errors import (
     TickethubError,
     ValidationFailed,
 )
+from tickethub.ops.request_id import current as current_request_id
 from tickethub.services.ports import Clock, Notifier, Store, UnitOfWork
 from tickethub.services.visibility import not_found, readable
 
@@ -55,6 +56,8 @@ class Ask:
     draft: TicketDraft
     idempotency_key: str | None = None
     request_hash: str | None = None
+    # Taken where the item is made, in its request's context (the batch runs elsewhere).
+    request_id: str | None = field(default_factory=current_request_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,8 @@ class Change:
     describe: Describe
     expected_version: int | None = None
     message: Callable[[Ticket], MessageDraft] | None = None
+    # Taken where the item is made, in its request's context (the batch runs elsewhere).
+    request_id: str | None = field(default_factory=current_request_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +96,8 @@ class Post:
     external_id: str | None = None
     trusted: bool | None = None
     data: Any = None
+    # Taken where the item is made, in its request's context (the batch runs elsewhere).
+    request_id: str | None = field(default_factory=current_request_id)
 
 
 TicketWrite = Ask | Change | Post
@@ -192,7 +199,8 @@ class TicketWriter:
                 batch.events.append(NewEvent(
                     EventType.TICKET_CREATED, ticket.id, ticket.path, item.actor.name,
                     {"kind": ticket.kind.value, "title": ticket.title,
-                     "parent_id": ticket.parent_id, "status": ticket.status.value}))
+                     "parent_id": ticket.parent_id, "status": ticket.status.value},
+                    item.request_id))
         for index, _ in asks:
             replay = batch.results[index]
             if isinstance(replay, _Replay):
@@ -242,7 +250,8 @@ class TicketWriter:
             batch.states[after.id] = after
             if item.message is not None:
                 drafts.append((len(batch.events), item.message(after)))
-            batch.events.append(NewEvent(kind, after.id, after.path, item.actor.name, data))
+            batch.events.append(NewEvent(kind, after.id, after.path, item.actor.name, data,
+                                         item.request_id))
         if not changed:
             return
         uow.tickets.update_many([(state[i], stored_version[i]) for i in sorted(changed)])
@@ -252,7 +261,8 @@ class TicketWriter:
                 event = batch.events[at]
                 batch.events[at] = NewEvent(event.type, event.ticket_id, event.ticket_path,
                                             event.actor,
-                                            {**event.data, "message_id": message.id})
+                                            {**event.data, "message_id": message.id},
+                                            event.request_id)
 
     # -- messages ------------------------------------------------------------------------
 
@@ -292,7 +302,8 @@ class TicketWriter:
             batch.touched.add(ticket.id)
             batch.events.append(NewEvent(
                 EventType.MESSAGE_POSTED, ticket.id, ticket.path, item.actor.name,
-                {"message_id": message.id, "via": item.via, "trusted": message.trusted}))
+                {"message_id": message.id, "via": item.via, "trusted": message.trusted},
+                item.request_id))
         for index, _ in posts:
             replay = batch.results[index]
             if isinstance(replay, _Replay):

@@ -99,7 +99,7 @@ class SqlEventLog:
         request = request_id.current()  # the HTTP request writing this, if any
         values = [{"type": e.type.value, "ticket_id": e.ticket_id,
                    "ticket_path": e.ticket_path, "actor": e.actor, "data": e.data, "at": at,
-                   "request_id": request} for e in new]
+                   "request_id": e.request_id or request} for e in new]
         seqs = insert_ids(self._c, events, values)
         return [Event(seq=seq, type=e.type, ticket_id=e.ticket_id, ticket_path=e.ticket_path,
                       actor=e.actor, data=e.data, at=at)
