@@ -40,7 +40,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def _token(url: str, role: str, name: str) -> str:
     response = httpx.post(f"{url}/api/v1/tokens", json={"role": role, "name": name},
-                          headers={"Authorization": f"Bearer {ADMIN}"})
+                          headers={"Authorization": f"Bearer {ADMIN}"},
+                          timeout=30)  # a loaded machine can take longer than httpx's 5 s
     assert response.status_code == 201, response.text
     return str(response.json()["token"])
 
