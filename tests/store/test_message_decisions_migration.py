@@ -7,31 +7,23 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
 
 from tickethub.store.engine import make_engine
-from tickethub.store.migrate import alembic_config, upgrade
+from tickethub.store.migrate import downgrade, upgrade
 from tickethub.store.tables import metadata
 
 BEFORE = "0008_token_scopes"
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
 
 
-def _downgrade(engine, revision: str) -> None:  # type: ignore[no-untyped-def]
-    config = alembic_config()
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.downgrade(config, revision)
-
-
 def test_the_decision_column_comes_and_goes_with_its_migration(database_url: str) -> None:
     engine = make_engine(database_url)
     try:
         upgrade(engine)
-        _downgrade(engine, BEFORE)
+        downgrade(engine, BEFORE)
         assert "decision" not in {c["name"] for c in inspect(engine).get_columns("messages")}
         with engine.begin() as c:
             c.execute(text(
