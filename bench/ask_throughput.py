@@ -13,14 +13,12 @@ ask costs.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import time
 from typing import Any
 
 import httpx
 
 from bench.hub import HubProcess
-from bench.rawhttp import Connection
+from bench.load import Phase, load
 from bench.report import Row, percentile
 from bench.runner import main, size
 
@@ -38,37 +36,10 @@ async def _load(hub: HubProcess, concurrency: int, seconds: float, method: str, 
     """Keep ``concurrency`` connections busy for ``seconds`` (after a short warm-up);
     returns (requests per second, latencies in ms, server CPU seconds per request,
     requests sent including the warm-up)."""
-    token = hub.agent_token
-    conns = [await Connection.open(hub.host, hub.port, token) for _ in range(concurrency)]
-    latencies: list[float] = []
-    sent = 0
-    counting = False
-    stop_at = 0.0
-
-    async def client(conn: Connection) -> None:
-        nonlocal sent
-        while time.perf_counter() < stop_at:
-            sent += 1
-            start = time.perf_counter()
-            r = await conn.request(method, path, body)
-            if r.status != expect:
-                raise RuntimeError(f"{method} {path}: {r.status} {r.body[:200]!r}")
-            if counting:
-                latencies.append((time.perf_counter() - start) * 1000)
-
-    try:
-        stop_at = time.perf_counter() + min(1.0, seconds / 4)
-        await asyncio.gather(*(client(c) for c in conns))  # warm-up, not counted
-        counting = True
-        cpu = hub.cpu_seconds()
-        started = time.perf_counter()
-        stop_at = started + seconds
-        await asyncio.gather(*(client(c) for c in conns))
-        elapsed = time.perf_counter() - started
-        cpu = hub.cpu_seconds() - cpu
-    finally:
-        await asyncio.gather(*(c.close() for c in conns))
-    return len(latencies) / elapsed, latencies, cpu / max(1, len(latencies)), sent
+    phase = Phase()
+    await load(hub, hub.agent_token, concurrency, seconds, lambda: (method, path, body),
+               expect, phase, warmup=1.0)
+    return phase.rps, phase.latencies, phase.cpu_ms / 1000, phase.sent
 
 
 async def _last_seq(hub: HubProcess) -> int:

@@ -26,12 +26,10 @@ answer 1.26x (0.61 and 0.74 ms against 0.59 ms, 2 turns of 3 s, machine under lo
 from __future__ import annotations
 
 import argparse
-import asyncio
-import time
-from collections.abc import Callable
 from typing import Any
 
 from bench.hub import HubProcess
+from bench.load import Phase, load
 from bench.rawhttp import Connection
 from bench.report import Goal, Row, percentile
 from bench.runner import main, size
@@ -54,67 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--wp-rounds", type=int, help="turns each kind takes [3; quick 1].")
 
 
-class Phase:
-    """What one kind of request measured over its turns."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.seconds = 0.0
-        self.cpu = 0.0
-        self.latencies: list[float] = []
-
-    @property
-    def rps(self) -> float:
-        return self.count / self.seconds if self.seconds else 0.0
-
-    @property
-    def cpu_ms(self) -> float:
-        return self.cpu / max(1, self.count) * 1000
-
-
-async def _load(hub: HubProcess, token: str, concurrency: int, seconds: float,
-                request: Callable[[], tuple[str, str, Any] | None], expect: int,
-                phase: Phase, on_body: Callable[[Any], None] | None = None) -> None:
-    """Keep ``concurrency`` connections busy for ``seconds`` after a short warm-up, each
-    sending ``request()`` (``None``: nothing left to send) again and again."""
-    conns = [await Connection.open(hub.host, hub.port, token) for _ in range(concurrency)]
-    counting = False
-    stop_at = 0.0
-    latencies: list[float] = []
-
-    async def client(conn: Connection) -> None:
-        while time.perf_counter() < stop_at:
-            job = request()
-            if job is None:
-                return
-            method, path, body = job
-            start = time.perf_counter()
-            r = await conn.request(method, path, body)
-            if r.status != expect:
-                raise RuntimeError(f"{method} {path}: {r.status} {r.body[:300]!r}")
-            if on_body is not None:
-                on_body(r.json())
-            if counting:
-                latencies.append((time.perf_counter() - start) * 1000)
-
-    try:
-        stop_at = time.perf_counter() + min(0.5, seconds / 4)
-        await asyncio.gather(*(client(c) for c in conns))  # warm-up, not counted
-        counting = True
-        cpu = hub.cpu_seconds()
-        started = time.perf_counter()
-        stop_at = started + seconds
-        await asyncio.gather(*(client(c) for c in conns))
-        elapsed = time.perf_counter() - started
-        cpu = hub.cpu_seconds() - cpu
-    finally:
-        await asyncio.gather(*(c.close() for c in conns))
-    phase.count += len(latencies)
-    phase.seconds += elapsed
-    phase.cpu += cpu
-    phase.latencies += latencies
-
-
 async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
     seconds = size(args, "wp_seconds", 4.0, 1.0)
     concurrency = size(args, "wp_concurrency", 32, 32)
@@ -133,12 +70,12 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
             await conn.request("GET", "/api/v1/tickets?limit=1")
             await conn.close()
         for _ in range(rounds):
-            await _load(hub, hub.agent_token, concurrency, seconds,
+            await load(hub, hub.agent_token, concurrency, seconds,
                         lambda: ("POST", AP, AP_BODY), 200, ap)
-            await _load(hub, hub.agent_token, concurrency, seconds,
+            await load(hub, hub.agent_token, concurrency, seconds,
                         lambda: ("POST", ASK, ASK_BODY), 201, ask,
                         lambda body: open_ids.append(int(body["id"])))
-            await _load(hub, hub.responder_token, concurrency, seconds, next_answer, 200,
+            await load(hub, hub.responder_token, concurrency, seconds, next_answer, 200,
                         answer)
     note = f"{concurrency} connections, {rounds} turns of {seconds:g} s each"
     rows = [
