@@ -10,7 +10,6 @@ are refused (413) by the app's body limit before they get here.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -18,12 +17,12 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from tickethub.api.deps import runtime
+from tickethub.api.json_bodies import json_object
 from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.channels.chat_hooks import WebhookTransport, mattermost, slack, telegram
 from tickethub.conversations.loading import bot_names
 from tickethub.errors import (
     BadRequest,
-    MalformedJSON,
     NotFound,
     Unauthenticated,
     ValidationFailed,
@@ -41,16 +40,6 @@ def _transport(hub: HubRuntime, name: str, setting: str) -> WebhookTransport:
     return transport  # type: ignore[no-any-return]
 
 
-def _json_object(body: bytes) -> dict[str, Any]:
-    try:
-        value = json.loads(body)
-    except (UnicodeDecodeError, ValueError):
-        raise MalformedJSON("the body is not JSON", field="body") from None
-    if not isinstance(value, dict):
-        raise MalformedJSON("the payload must be a JSON object", field="body")
-    return value
-
-
 @router.post("/hooks/slack", summary="Receive a Slack Events API request",
              responses={401: {"description": "Bad signature or stale timestamp"}})
 async def slack_events(request: Request, hub: HubRuntime = Depends(runtime)) -> Any:
@@ -65,7 +54,7 @@ async def slack_events(request: Request, hub: HubRuntime = Depends(runtime)) -> 
     if bad is not None:
         raise Unauthenticated(f"{bad} does not match a request signed with the signing "
                               "secret in the last 5 minutes", field=bad)
-    payload = _json_object(body)
+    payload = json_object(body)
     kind = payload.get("type")
     if kind == "url_verification":
         challenge = payload.get("challenge")
@@ -92,7 +81,7 @@ async def mattermost_hook(request: Request, hub: HubRuntime = Depends(runtime)) 
     assert isinstance(transport, mattermost.MattermostTransport)
     body = await request.body()
     if request.headers.get("content-type", "").startswith("application/json"):
-        payload = _json_object(body)
+        payload = json_object(body)
     else:  # application/x-www-form-urlencoded, as Mattermost sends by default
         try:
             payload = {k: v[0] for k, v in parse_qs(body.decode()).items()}
@@ -127,7 +116,7 @@ async def telegram_hook(request: Request, hub: HubRuntime = Depends(runtime)) ->
                               secret.get_secret_value()):
         raise Unauthenticated("X-Telegram-Bot-Api-Secret-Token does not match the "
                               "webhook secret", field="X-Telegram-Bot-Api-Secret-Token")
-    payload = _json_object(await request.body())
+    payload = json_object(await request.body())
     try:
         msg = telegram.parse_update(payload, transport.actors)
     except ValueError as exc:

@@ -9,7 +9,6 @@ no second effect — and processed from that durable inbox by the channel's work
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -17,6 +16,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from tickethub.api.deps import call, runtime
+from tickethub.api.json_bodies import json_object
 from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.channels.github.signature import verify
 from tickethub.errors import MalformedJSON, Unauthenticated, Unavailable, ValidationFailed
@@ -54,13 +54,12 @@ async def github_webhook(request: Request, hub: HubRuntime = Depends(runtime)) -
 
 def _payload(body: bytes, content_type: str) -> str:
     """The JSON payload as text; GitHub sends it raw or as a ``payload=`` form field."""
+    not_json = "the body is not a JSON webhook payload"
     try:
         text = body.decode()
-        if content_type.startswith("application/x-www-form-urlencoded"):
-            text = parse_qs(text).get("payload", [""])[0]
-        value = json.loads(text)
-    except (UnicodeDecodeError, ValueError):
-        raise MalformedJSON("the body is not a JSON webhook payload", field="body") from None
-    if not isinstance(value, dict):
-        raise MalformedJSON("the payload must be a JSON object", field="body")
+    except UnicodeDecodeError:
+        raise MalformedJSON(not_json, field="body") from None
+    if content_type.startswith("application/x-www-form-urlencoded"):
+        text = parse_qs(text).get("payload", [""])[0]
+    json_object(text, not_json=not_json)
     return text
