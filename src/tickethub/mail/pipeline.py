@@ -183,6 +183,14 @@ class MailPipeline:
             # Its parent is not in the mailbox. Under a subject none of the thread's stored
             # mails has, it is a hijacked thread: a new topic, not a follow-up.
             records = self.state.thread(parents[0]) if subject_key else []
+            if not records and subject_key and is_reply_subject(mail.subject):
+                # Nothing of its thread is stored: a reply whose parents are all missing
+                # joins the earlier thread with its base subject, as one that lost its
+                # references does (list archives often drop the mail a reply names).
+                earlier = self.state.by_subject(subject_key)
+                if earlier is not None:
+                    return earlier.thread_root, earlier.message_id, False, {
+                        earlier.message_id: earlier}
             new_topic = bool(records) and all(r.subject_key != subject_key for r in records)
             return parents[0], parents[-1], new_topic, known
         if subject_key and is_reply_subject(mail.subject):
