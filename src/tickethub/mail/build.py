@@ -35,7 +35,8 @@ def make_extractor(name: str, runtime: Host | None = None) -> Extractor:
         return LLMExtractor(configured_llm(runtime.settings))
     from tickethub.errors import ValidationFailed
 
-    raise ValidationFailed(f"unknown extractor {name!r}; use rules, learned or llm", field="extractor")
+    raise ValidationFailed(f"unknown extractor {name!r}; use rules, learned or llm",
+                           field="extractor")
 
 
 def make_pipeline(runtime: Host, extractor: Extractor, *, root_issue: int | None = None,

@@ -212,7 +212,7 @@ class LearnedExtractor:
         if choice == "status":
             return [Operation(op="status", target=target.id, evidence=evidence,
                               new_status=_new_status(sentences, target))]
-        return [Operation(op=choice, target=target.id, evidence=evidence)]  # type: ignore[arg-type]
+        return [Operation(op=choice, target=target.id, evidence=evidence)]
 
 
 _EVIDENCE: dict[str, tuple[re.Pattern[str], ...]] = {
