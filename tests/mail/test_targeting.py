@@ -119,3 +119,26 @@ async def test_a_reply_whose_parents_are_all_missing_joins_its_subjects_thread(
     assert b2.thread_root == b1.thread_root and b2.ticket_ids == b1.raised
     assert extractor.contexts["<b2@x>"].new_topic is False
     assert b3.thread_root == "<lost-3@x>"  # no "Re:", no earlier subject: its own thread
+
+
+async def test_a_reply_without_references_follows_the_latest_mail_of_its_subject(
+        runtime: HubRuntime) -> None:
+    """A reply that lost its references joins its subject's thread under the *latest*
+    mail with that subject, so it lands on the question asked most recently there (a
+    repost), not on the thread's first one."""
+    extractor = BranchExtractor()
+    pipeline = make_pipeline(runtime, extractor)  # type: ignore[arg-type]
+    await pipeline.process("box", "1", make_mail(
+        "ASK razor does not start from sendmail", subject="Razor with sendmail",
+        message_id="<s1@x>", sender="kim@example.org"))
+    await pipeline.process("box", "2", make_mail(
+        "ASK again, now with the milter: how do I hook razor in?",
+        subject="Re: Razor with sendmail", message_id="<s2@x>", sender="kim@example.org"))
+    await pipeline.process("box", "3", make_mail(
+        "Add the milter line to sendmail.mc and rebuild.", subject="RE: Razor with sendmail",
+        message_id="<s3@x>", sender="lee@example.org"))
+    s1, s2, s3 = (pipeline.state.get(f"<s{n}@x>") for n in (1, 2, 3))
+    assert s1 is not None and s2 is not None and s3 is not None
+    assert s1.raised and s2.raised and s1.raised != s2.raised
+    assert s3.thread_root == s1.thread_root and s3.parent_id == "<s2@x>"
+    assert s3.ticket_ids == s2.raised
