@@ -33,7 +33,7 @@ class Backoff:
         self.failures = 0
 
     def failed(self, exc: BaseException) -> float:
-        wait = min(self._first * 2 ** min(self.failures, 30), self._longest)
+        wait: float = min(self._first * 2.0 ** min(self.failures, 30), self._longest)
         self.failures += 1
         if isinstance(exc, DatabaseUnavailable):
             self._log.warning("%s: database unavailable (%s); retrying in %.1fs",
