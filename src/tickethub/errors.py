@@ -203,3 +203,25 @@ class Unavailable(TickethubError):
     status = 503
     code = "unavailable"
     title = "Service unavailable"
+
+
+DATABASE_RETRY_AFTER_SECONDS = 2
+
+
+class DatabaseUnavailable(Exception):
+    """The database cannot be reached (down, restarting, the connection dropped) or stayed
+    locked past its busy timeout: nothing the caller did wrong; retry in a moment.
+
+    Raised by the store's engine (``store/engine.py``) in place of the driver's error
+    (chained to it). Deliberately *not* a :class:`TickethubError`: code that turns a
+    user's error into an outcome (a refused item of a batch, a bounced mail, a skipped
+    webhook) must not do so for an outage, so it goes on up like any failure and the
+    door renders it as the 503 :meth:`problem`, with ``Retry-After``."""
+
+    retry_after = DATABASE_RETRY_AFTER_SECONDS
+
+    def problem(self) -> Problem:
+        return Problem(503, "database_unavailable", "Database unavailable",
+                       "the hub cannot reach its database right now; retry in a moment "
+                       "(with the same Idempotency-Key an ask is not stored twice)",
+                       headers={"Retry-After": str(self.retry_after)})

@@ -185,3 +185,16 @@ def test_a_configured_port_beats_the_last_served_url(tmp_path: Path) -> None:
                               env={"TICKETHUB_PORT": "9123"})
     assert made.exit_code == 0, made.output
     assert "can now sign in at http://127.0.0.1:9123/login" in made.output
+
+
+def test_serve_with_the_database_away_says_so_in_one_line(tmp_path: Path) -> None:
+    """No traceback: one line naming ``database_unavailable``, exit 7 (unavailable)."""
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {"TICKETHUB_DATABASE_URL": f"postgresql+psycopg://hub:x@127.0.0.1:{port}/hub",
+           "TICKETHUB_DATA_DIR": str(tmp_path)}
+    result = CliRunner().invoke(cli, ["serve"], env=env)
+    assert result.exit_code == 7, result.output
+    assert "database_unavailable" in result.output
+    assert "Traceback" not in result.output

@@ -16,6 +16,7 @@ from tickethub.domain.messages import Message
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft
 from tickethub.errors import (
+    DatabaseUnavailable,
     Forbidden,
     IdempotencyKeyReused,
     IllegalTransition,
@@ -235,3 +236,20 @@ def test_deadlines_expire_many_tickets_with_one_statement_each_and_one_wakeup(
     assert all(hub.tickets.get(t.id).status is Status.EXPIRED for t in asked)
     assert hub.deadlines.run_due() == []
     hub.close()
+
+
+def test_an_outage_fails_the_whole_batch_at_once(hub: HubRuntime) -> None:
+    """With the database away, every item of the batch gets ``DatabaseUnavailable`` from
+    one attempt: no item is retried alone (each would wait on the dead server too)."""
+    attempts = []
+
+    class _Away:
+        def write(self) -> Any:
+            attempts.append(1)
+            raise DatabaseUnavailable("connection refused")
+
+    writer = TicketWriter(_Away(), hub.clock, _Counting())  # type: ignore[arg-type]
+    results = writer.write([Ask(AGENT, TicketDraft(kind=Kind.QUESTION, title=f"q{i}"))
+                            for i in range(3)])
+    assert attempts == [1]
+    assert [type(r) for r in results] == [DatabaseUnavailable] * 3

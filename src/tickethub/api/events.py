@@ -16,7 +16,7 @@ from tickethub.api.wire_types import Id, Seq
 from tickethub.domain.actors import Actor
 from tickethub.domain.events import Event
 from tickethub.domain.ids import MAX_ID, parse_id
-from tickethub.errors import ValidationFailed
+from tickethub.errors import DatabaseUnavailable, ValidationFailed
 from tickethub.ops.series import parked
 from tickethub.server.runtime import HubRuntime
 
@@ -90,9 +90,14 @@ async def stream_events(
                 if hub.bus.closing:
                     return  # shutdown: the client resumes with Last-Event-ID elsewhere
                 reread = True
-                batch, cursor = await call(hub.events.page, cursor, limit=_STREAM_BATCH,
-                                           ticket_id=ticket_id, subtree_of=subtree,
-                                           viewer=me)
+                try:
+                    batch, cursor = await call(hub.events.page, cursor, limit=_STREAM_BATCH,
+                                               ticket_id=ticket_id, subtree_of=subtree,
+                                               viewer=me)
+                except DatabaseUnavailable:
+                    # End the stream cleanly; the client resumes with Last-Event-ID and
+                    # meets 503 + Retry-After until the database is back.
+                    return
 
     return StreamingResponse(body(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

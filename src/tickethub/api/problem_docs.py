@@ -39,7 +39,8 @@ _MEANING = {
     429: "Too many failed credentials from this client or for this account; `Retry-After` "
          "says when to try again",
     500: "The hub hit an unexpected error",
-    503: "A channel this needs is off",
+    503: "A channel this needs is off, or the database is unavailable for a moment "
+         "(`database_unavailable`; `Retry-After` says when to retry)",
 }
 
 

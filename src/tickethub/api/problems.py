@@ -27,7 +27,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tickethub import json_codec
 from tickethub.api.problem_docs import PROBLEM
-from tickethub.errors import MalformedJSON, Problem, TickethubError, ValidationFailed
+from tickethub.errors import (
+    DatabaseUnavailable,
+    MalformedJSON,
+    Problem,
+    TickethubError,
+    ValidationFailed,
+)
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +74,7 @@ def validation_problem(errors: Sequence[Any]) -> Problem:
 
 def problem_of(exc: BaseException) -> Problem:
     """The problem that ``exc`` stands for; anything unforeseen is ``internal_error``."""
-    if isinstance(exc, TickethubError):
+    if isinstance(exc, TickethubError | DatabaseUnavailable):
         return exc.problem()
     if isinstance(exc, RequestValidationError):
         return validation_problem(list(exc.errors()))
@@ -130,6 +136,9 @@ def allowed_methods(request: Request, routes: Sequence[BaseRoute] | None = None
 
 async def _handle(request: Request, exc: Exception) -> Response:
     """The exception handler for every error class the app maps (see ``install``)."""
+    if isinstance(exc, DatabaseUnavailable):  # an outage: one line, not a traceback each
+        log.warning("database unavailable on %s %s: %s", request.method,
+                    request.url.path, exc)
     headers = None
     if isinstance(exc, HTTPException) and exc.status_code == 405:
         # Starlette's own Allow names only the first route that matched the path.
@@ -174,6 +183,7 @@ class UnexpectedErrors:
 
 HANDLERS = {
     TickethubError: _handle,
+    DatabaseUnavailable: _handle,
     RequestValidationError: _handle,
     HTTPException: _handle,
 }

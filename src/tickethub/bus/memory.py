@@ -80,6 +80,20 @@ class InProcessBus:
         for signal in self._log_signals | self._state_signals:
             signal.event.set()
 
+    def recheck_all(self) -> None:
+        """Changes may have gone by unannounced (a bus that lost its connection to other
+        processes): wake every waiter to read its ticket back (state ``None``), set every
+        signal so streams and loops re-read, and forget which tickets were quiet. Call on
+        the bound event loop."""
+        self._ticket_seqs.clear()
+        waiters, self._ticket_waiters = self._ticket_waiters, {}
+        for futures in waiters.values():
+            for future in futures:
+                if not future.done():
+                    future.set_result(None)
+        for signal in self._log_signals | self._state_signals:
+            signal.event.set()
+
     @property
     def waiter_count(self) -> int:
         return sum(len(futures) for futures in self._ticket_waiters.values())

@@ -4,6 +4,12 @@ Each process keeps its in-process bus for its own waiters. A change committed in
 process is announced with ``NOTIFY`` on one channel; every other process's listener wakes
 its local waiters, which read the ticket back (the notification carries ids only).
 Notifications from the process itself are skipped: its waiters already got the new state.
+
+The database may go away (restarted, failed over): the listener reconnects with backoff,
+and once ``LISTEN`` is in effect again every local waiter reads its ticket back
+(``recheck_all``), since what was notified meanwhile is lost. Sending is best effort:
+after a failed ``NOTIFY`` the sender waits a moment before connecting again, so the
+writers that notify are not held up by an unreachable server.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Sequence
 
@@ -25,6 +32,9 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "tickethub_events"
 _MAX_IDS = 500  # NOTIFY payloads are limited to 8000 bytes
+CONNECT_TIMEOUT_SECONDS = 5
+SEND_RETRY_SECONDS = 1.0  # after a failed NOTIFY, skip sending this long
+LISTEN_BACKOFF_SECONDS = (0.2, 5.0)  # first and longest wait between LISTEN reconnects
 
 
 def _conninfo(url: URL) -> str:
@@ -38,7 +48,9 @@ class PostgresBus(InProcessBus):
         self._origin = uuid.uuid4().hex[:12]
         self._sender: psycopg.Connection[tuple[object, ...]] | None = None
         self._sender_lock = threading.Lock()
+        self._send_after = 0.0  # monotonic time before which sending is not tried
         self._listener: asyncio.Task[None] | None = None
+        self.reconnects = 0  # times LISTEN was re-established after a loss
 
     def notify(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int] = ()
                ) -> None:
@@ -46,14 +58,22 @@ class PostgresBus(InProcessBus):
         ids = ",".join(str(i) for i in [*(t.id for t in tickets), *touched][:_MAX_IDS]) or "-"
         payload = f"{self._origin}:{seq}:{ids}"
         with self._sender_lock:
+            if time.monotonic() < self._send_after:
+                return  # the server was out of reach a moment ago
             try:
                 if self._sender is None or self._sender.closed:
-                    self._sender = psycopg.connect(self._conninfo, autocommit=True)
+                    self._sender = psycopg.connect(self._conninfo, autocommit=True,
+                                                   connect_timeout=CONNECT_TIMEOUT_SECONDS)
                 self._sender.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
-            except psycopg.Error:
-                # Other processes' waiters re-check at their poll timeout; log and go on.
-                log.exception("could not NOTIFY other hub processes")
+            except psycopg.Error as exc:
+                # The other processes' listeners lost their connection too (or will
+                # re-check at their poll timeout); their waiters read back on reconnect.
+                log.warning("could not NOTIFY other hub processes: %s",
+                            str(exc).strip().partition("\n")[0])
+                if self._sender is not None:
+                    self._sender.close()
                 self._sender = None
+                self._send_after = time.monotonic() + SEND_RETRY_SECONDS
 
     async def start(self) -> None:
         """Start listening; returns once LISTEN is in effect."""
@@ -72,26 +92,36 @@ class PostgresBus(InProcessBus):
                 self._sender = None
 
     async def _listen(self, ready: asyncio.Future[None]) -> None:
-        backoff = 0.5
+        first, longest = LISTEN_BACKOFF_SECONDS
+        backoff = first
+        lost = False  # a connection failed: on the next, notifications may be missing
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(
-                    self._conninfo, autocommit=True
+                    self._conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
                 ) as connection:
                     await connection.execute(f"LISTEN {CHANNEL}")
                     if not ready.done():
                         ready.set_result(None)
-                    backoff = 0.5
+                    if lost:  # what was notified while away is lost: read everything back
+                        lost = False
+                        self.reconnects += 1
+                        log.warning("LISTEN connection back; waiters re-check their tickets")
+                        self.recheck_all()
+                    backoff = first
                     async for note in connection.notifies():
                         self._receive(note.payload)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("LISTEN connection lost; reconnecting in %.1fs", backoff)
+            except Exception as exc:
+                lost = True
+                log.warning("LISTEN connection lost (%s); reconnecting in %.1fs",
+                            str(exc).strip().partition("\n")[0] or type(exc).__name__,
+                            backoff)
                 if not ready.done():
                     ready.set_result(None)
                 await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 10)
+                backoff = min(backoff * 2, longest)
 
     def _receive(self, payload: str) -> None:
         origin, _, rest = payload.partition(":")

@@ -11,6 +11,7 @@ import logging
 
 from tickethub.bus.memory import InProcessBus
 from tickethub.channels.base import Channel, DeliveryFailed
+from tickethub.services.backoff import Backoff
 from tickethub.services.deliveries import DeliveryService
 
 log = logging.getLogger(__name__)
@@ -27,14 +28,17 @@ class DeliveryWorker:
         self._poll = poll_seconds
 
     async def run(self) -> None:
+        backoff = Backoff(log, f"delivery round for {self.channel.name}")
         with self._bus.log_signal() as signal:
             while True:
                 try:
                     await self.run_once()
+                    backoff.succeeded()
                 except asyncio.CancelledError:
                     raise
-                except Exception:  # keep the loop alive; the next round retries
-                    log.exception("delivery round for %s failed", self.channel.name)
+                except Exception as exc:  # keep the loop alive; a later round retries
+                    await asyncio.sleep(backoff.failed(exc))
+                    continue
                 await signal.wait(self._poll)
                 # Under load every event would start a round; a short pause lets one
                 # round take a whole burst of events instead.

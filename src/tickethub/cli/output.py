@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 
 import click
 
-from tickethub.errors import TickethubError
+from tickethub.errors import DatabaseUnavailable, TickethubError
 from tickethub.sdk.errors import NO_TOKEN, HubError
 from tickethub.sdk.models import Event, Message, Ticket, TokenInfo, TreeNode
 
@@ -99,6 +99,10 @@ class Group(click.Group):
             return super().invoke(ctx)
         except (HubError, TickethubError) as exc:
             raise Failure.of(exc) from exc
+        except DatabaseUnavailable as exc:  # a command on the database itself
+            problem = exc.problem()
+            raise Failure(f"the database is unavailable: {exc}", problem.code,
+                          exit_code=exit_code(problem.status)) from exc
 
 
 # -- JSON ---------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 from tickethub.bus.memory import InProcessBus
+from tickethub.services.backoff import Backoff
 from tickethub.services.deadlines import DeadlineService
 from tickethub.services.ports import Clock
 
@@ -23,6 +24,7 @@ class DeadlineLoop:
         self._max_sleep = max_sleep
 
     async def run(self) -> None:
+        backoff = Backoff(log, "deadline round", longest=self._max_sleep)
         with self._bus.state_signal() as signal:
             while True:
                 try:
@@ -34,11 +36,12 @@ class DeadlineLoop:
                         log.info("deadlines: %d ticket(s) expired or back from deferral",
                                  len(expired))
                         upcoming = await asyncio.to_thread(self._deadlines.next_deadline)
+                    backoff.succeeded()
                 except asyncio.CancelledError:
                     raise
-                except Exception:
-                    log.exception("deadline round failed")
-                    upcoming = None
+                except Exception as exc:  # e.g. the database is away: try again later
+                    await asyncio.sleep(backoff.failed(exc))
+                    continue
                 sleep = self._max_sleep
                 if upcoming is not None:
                     sleep = min(sleep, max(0.0, (upcoming - self._clock.now()).total_seconds()))

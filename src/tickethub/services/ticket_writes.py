@@ -11,7 +11,9 @@ after commit. Nothing written is read back: results are built from what was writ
 Every item succeeds or fails on its own. Its checks (readable, allowed, version,
 transition, idempotency) run before anything is written, and an item that fails them
 gets its error in its place and changes nothing. Should the transaction itself fail, the
-items are written again one per transaction, so only the item that causes it fails.
+items are written again one per transaction, so only the item that causes it fails;
+unless the database is out of reach (``DatabaseUnavailable``): then every item of the
+batch gets that error at once, and the writer takes the next batch as usual.
 Items of one batch are concurrent requests; they are written in the order given, and
 several changes of one ticket in a batch apply one after another, each on the state the
 one before left.
@@ -32,6 +34,7 @@ from tickethub.domain.events import EventType, NewEvent
 from tickethub.domain.messages import Message, MessageDraft, MessageKind
 from tickethub.domain.tickets import Ticket, TicketDraft
 from tickethub.errors import (
+    DatabaseUnavailable,
     IdempotencyKeyReused,
     NotFound,
     StaleVersion,
@@ -137,8 +140,8 @@ class TicketWriter:
         try:
             batch = self._transaction(items)
         except Exception as exc:  # nothing of the batch is stored
-            if len(items) == 1:
-                return [exc]
+            if len(items) == 1 or isinstance(exc, DatabaseUnavailable):
+                return [exc] * len(items)  # (an outage fails them all alike)
             # Try each alone, so only what broke the transaction fails.
             return [self.write([item])[0] for item in items]
         results = batch.results

@@ -1,4 +1,11 @@
-"""Engines: SQLite tuned for one busy process (WAL, one writer at a time), or PostgreSQL."""
+"""Engines: SQLite tuned for one busy process (WAL, one writer at a time), or PostgreSQL.
+
+Both raise :class:`~tickethub.errors.DatabaseUnavailable` (chained to the driver's error)
+when the database cannot be reached, drops the connection, or (SQLite) stays locked past
+the busy timeout; the doors answer that with 503 and ``Retry-After``. A dropped
+connection also invalidates the pool, and PostgreSQL connections are pinged at checkout,
+so the first request after the database is back gets a fresh connection.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import ExceptionContext, make_url
+from sqlalchemy.exc import OperationalError
 
 from tickethub import json_codec
+from tickethub.errors import DatabaseUnavailable
 
 WRITE_OPTION = "tickethub_write"
 
@@ -17,10 +26,44 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
     """An engine for ``url``; for SQLite files the parent folder is created."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        return _sqlite_engine(url, parsed.database, echo)
-    return create_engine(url, echo=echo, pool_size=10, max_overflow=40, pool_pre_ping=True,
-                         json_serializer=json_codec.dumps,
-                         json_deserializer=json_codec.loads)
+        engine = _sqlite_engine(url, parsed.database, echo)
+    else:
+        engine = create_engine(url, echo=echo, pool_size=10, max_overflow=40,
+                               pool_pre_ping=True, json_serializer=json_codec.dumps,
+                               json_deserializer=json_codec.loads)
+    event.listen(engine, "handle_error", _unavailable)
+    return engine
+
+
+# SQLSTATE classes of an unreachable server: connection exception, insufficient
+# resources (too many connections), operator intervention (shutting down, starting up).
+_UNAVAILABLE_SQLSTATE = ("08", "53", "57")
+_SQLITE_BUSY = ("database is locked", "database is busy", "database table is locked")
+
+
+def unavailable(context: ExceptionContext) -> bool:
+    """True when the error in ``context`` means the database is out of reach for now,
+    not that the statement is wrong."""
+    if context.is_disconnect:
+        return True
+    error = context.sqlalchemy_exception
+    if not isinstance(error, OperationalError):
+        return False
+    original = context.original_exception
+    sqlstate = getattr(original, "sqlstate", None)
+    if context.dialect.name == "sqlite":
+        return any(text in str(original) for text in _SQLITE_BUSY)
+    # No SQLSTATE: the server never answered (refused, reset, timed out).
+    return sqlstate is None or sqlstate[:2] in _UNAVAILABLE_SQLSTATE
+
+
+def _unavailable(context: ExceptionContext) -> DatabaseUnavailable | None:
+    # A failed pre-ping is the pool's own business: it reconnects.
+    if context.is_pre_ping or not unavailable(context):
+        return None
+    original = context.original_exception
+    first_line = str(original).strip().partition("\n")[0]
+    return DatabaseUnavailable(first_line or type(original).__name__)
 
 
 def _sqlite_engine(url: str, database: str | None, echo: bool) -> Engine:

@@ -19,7 +19,7 @@ from tickethub import __version__
 from tickethub.api.mcp_server.desk import JSON, Desk, Question
 from tickethub.api.wire_types import Id
 from tickethub.domain.status import Kind
-from tickethub.errors import TickethubError
+from tickethub.errors import DatabaseUnavailable, TickethubError
 
 DeskFor = Callable[[Context], Awaitable[Desk]]
 
@@ -64,6 +64,9 @@ async def _guard(work: Awaitable[Any], schema_param: str = "response_schema") ->
             field = schema_param + field[len("response_schema"):]
         where = f" ({field})" if field else ""
         raise ToolError(f"{exc.code}: {exc.detail}{where}") from None
+    except DatabaseUnavailable as exc:
+        problem = exc.problem()
+        raise ToolError(f"{problem.code}: {problem.detail}") from None
 
 
 def build_server(desk_for: DeskFor, max_wait: float) -> MCPServer:
