@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Sequence
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 from sqlalchemy.engine import URL
 
 from tickethub.bus.memory import InProcessBus
@@ -38,7 +39,16 @@ LISTEN_BACKOFF_SECONDS = (0.2, 5.0)  # first and longest wait between LISTEN rec
 
 
 def _conninfo(url: URL) -> str:
-    return url.set(drivername="postgresql").render_as_string(hide_password=False)
+    """libpq key/value conninfo for the same server and options as the engine's ``url``.
+
+    Built from the parsed parts, not by re-rendering the URL: a rendered URL writes a
+    space as ``+``, which libpq does not decode, so ``?options=-c%20x%3Dy`` would reach
+    the server as ``-c+x=y`` and the LISTEN connection would never open."""
+    parts: dict[str, object] = {"host": url.host, "port": url.port, "user": url.username,
+                                "password": url.password, "dbname": url.database}
+    for key, value in url.query.items():
+        parts[key] = value[-1] if isinstance(value, tuple) else value
+    return make_conninfo(**{k: str(v) for k, v in parts.items() if v is not None})
 
 
 class PostgresBus(InProcessBus):
