@@ -10,6 +10,7 @@ tree changed, and what ``undo`` reverts.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
@@ -43,6 +44,46 @@ class OperationApplier:
         self._tickets = tickets
         self._defer = timedelta(days=defer_days)
         self.actor = actor
+        self._seen: dict[int, Ticket] | None = None
+        self._noted_keys: set[tuple[int, str]] | None = None
+
+    # -- a bulk run's memory ------------------------------------------------------------------
+
+    def remember(self, noted: Iterable[tuple[int, str]]) -> None:
+        """Start a bulk run (``mail.build.ingest``): keep every ticket read or written
+        until :meth:`stop`, and answer "is this operation's note written?" from ``noted``
+        (every ``(ticket id, external_id)`` of the mail notes stored, read once) plus the
+        notes written since, instead of reading the ticket's messages each time.
+
+        Contract: the answers are the database's as long as nothing else changes these
+        tickets during the run; whatever does (an email answer) must call :meth:`forget`.
+        A change is still applied by the ticket services on the stored state, so a stale
+        ticket here can only make a note say "not applied"; never a wrong write."""
+        self._seen = {}
+        self._noted_keys = set(noted)
+
+    def forget(self) -> None:
+        """Drop the tickets kept (they may have changed behind the run)."""
+        if self._seen is not None:
+            self._seen.clear()
+
+    def stop(self) -> None:
+        self._seen = None
+        self._noted_keys = None
+
+    def ticket(self, ticket_id: int) -> Ticket:
+        """The ticket, from the run's memory when there is one."""
+        if self._seen is not None:
+            found = self._seen.get(ticket_id)
+            if found is not None:
+                return found
+        ticket = self._tickets.get(ticket_id)
+        self._keep(ticket)
+        return ticket
+
+    def _keep(self, ticket: Ticket) -> None:
+        if self._seen is not None:
+            self._seen[ticket.id] = ticket
 
     def apply(self, mail: ParsedMail, index: int, op: Operation, *, thread_root: str,
               default_parent: int | None, extractor: str, now: datetime) -> Applied:
@@ -52,12 +93,14 @@ class OperationApplier:
         if op.op == "add":
             return self._add(mail, key, op, thread_root, default_parent, extractor, now)
         assert op.target is not None
-        ticket = self._tickets.get(op.target)
+        ticket = self.ticket(op.target)
         if self._noted(ticket.id, key):
             return Applied(op, ticket.id, False, ticket.status.value, "already applied")
         before = ticket.status
-        applied, note = self._change(ticket, op, mail, now)
-        after = self._tickets.get(ticket.id) if applied else ticket
+        changed, note = self._change(ticket, op, mail, now)
+        applied = changed is not None
+        after = changed if changed is not None else ticket
+        self._keep(after)
         self._note(mail, key, after, op, extractor, before.value, applied, note)
         return Applied(op, ticket.id, applied, after.status.value, note)
 
@@ -79,6 +122,7 @@ class OperationApplier:
             due_at=due, refs=refs,
         )
         ticket, created = self._tickets.ask(self.actor, draft, idempotency_key=f"mail:{key}")
+        self._keep(ticket)
         if created or not self._noted(ticket.id, key):
             self._note(mail, key, ticket, op, extractor, None, True, "")
         return Applied(op, ticket.id, created, ticket.status.value)
@@ -86,31 +130,32 @@ class OperationApplier:
     # -- changes ------------------------------------------------------------------------------
 
     def _change(self, ticket: Ticket, op: Operation, mail: ParsedMail,
-                now: datetime) -> tuple[bool, str]:
+                now: datetime) -> tuple[Ticket | None, str]:
+        """(the ticket after the change, "") or (None, why it was not applied)."""
         target = op.resulting_status
         try:
             if op.op == "answer":
                 if not ticket.waiting or ticket.kind is Kind.APPROVAL:
-                    return False, f"not answered again: the issue is {ticket.status.value}"
+                    return None, f"not answered again: the issue is {ticket.status.value}"
                 text = f"{mail.from_name or mail.from_addr}: {op.evidence}"
-                self._tickets.answer(self.actor, ticket.id, text, None, VIA)
-                return True, ""
+                return self._tickets.answer(self.actor, ticket.id, text, None, VIA), ""
             status = Status(target) if target else None
             if status is None or status is ticket.status:
-                return False, "status unchanged"
+                return None, "status unchanged"
             if status is Status.DEFERRED:
-                self._tickets.transition(self.actor, ticket.id, status, VIA,
-                                         until=now + self._defer, reason=op.evidence[:500])
-            else:
-                self._tickets.transition(self.actor, ticket.id, status, VIA,
-                                         reason=op.evidence[:500])
-            return True, ""
+                return self._tickets.transition(
+                    self.actor, ticket.id, status, VIA, until=now + self._defer,
+                    reason=op.evidence[:500]), ""
+            return self._tickets.transition(self.actor, ticket.id, status, VIA,
+                                            reason=op.evidence[:500]), ""
         except TickethubError as exc:
-            return False, f"{exc.code}: {exc.detail}"
+            return None, f"{exc.code}: {exc.detail}"
 
     # -- history -------------------------------------------------------------------------------
 
     def _noted(self, ticket_id: int, key: str) -> bool:
+        if self._noted_keys is not None:
+            return (ticket_id, key) in self._noted_keys
         return any(m.external_id == key for m in self._tickets.messages(ticket_id))
 
     def _note(self, mail: ParsedMail, key: str, ticket: Ticket, op: Operation, extractor: str,
@@ -130,3 +175,5 @@ class OperationApplier:
             data["due"] = op.due.isoformat()
         self._tickets.post_message(self.actor, ticket.id, body, VIA, external_id=key,
                                    trusted=False, data=data)
+        if self._noted_keys is not None:
+            self._noted_keys.add((ticket.id, key))
