@@ -10,6 +10,7 @@ tree changed, and what ``undo`` reverts.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
@@ -21,7 +22,10 @@ from tickethub.domain.tickets import Ticket, TicketDraft
 from tickethub.errors import TickethubError
 from tickethub.mail.operations import Operation
 from tickethub.mail.parse import ParsedMail, printable
+from tickethub.services.ticket_writes import Post
 from tickethub.services.tickets import TicketService
+
+log = logging.getLogger(__name__)
 
 MAIL_ACTOR = Actor(name="mail", role=Role.RESPONDER, kind=ActorKind.SYSTEM)
 VIA = "mail"
@@ -46,6 +50,7 @@ class OperationApplier:
         self.actor = actor
         self._seen: dict[int, Ticket] | None = None
         self._noted_keys: set[tuple[int, str]] | None = None
+        self._notes: list[Post] | None = None
 
     # -- a bulk run's memory ------------------------------------------------------------------
 
@@ -58,18 +63,33 @@ class OperationApplier:
         Contract: the answers are the database's as long as nothing else changes these
         tickets during the run; whatever does (an email answer) must call :meth:`forget`.
         A change is still applied by the ticket services on the stored state, so a stale
-        ticket here can only make a note say "not applied"; never a wrong write."""
+        ticket here can only make a note say "not applied"; never a wrong write. The
+        history notes are kept until :meth:`flush` and written together."""
         self._seen = {}
         self._noted_keys = set(noted)
+        self._notes = []
 
     def forget(self) -> None:
         """Drop the tickets kept (they may have changed behind the run)."""
         if self._seen is not None:
             self._seen.clear()
 
+    def flush(self) -> None:
+        """Write the history notes kept since the last flush, in one transaction (one
+        statement per table); a bulk run calls it before its batch commits, so a mail's
+        notes commit with its record and its changes."""
+        if not self._notes:
+            return
+        notes, self._notes = self._notes, []
+        for post, result in zip(notes, self._tickets.write_items(notes), strict=True):
+            if isinstance(result, Exception):
+                log.warning("note %s on ticket %s not written: %s", post.external_id,
+                            post.ticket_id, result)
+
     def stop(self) -> None:
         self._seen = None
         self._noted_keys = None
+        self._notes = None
 
     def ticket(self, ticket_id: int) -> Ticket:
         """The ticket, from the run's memory when there is one."""
@@ -97,6 +117,8 @@ class OperationApplier:
         if self._noted(ticket.id, key):
             return Applied(op, ticket.id, False, ticket.status.value, "already applied")
         before = ticket.status
+        if self._notes and any(n.ticket_id == ticket.id for n in self._notes):
+            self.flush()  # its conversation keeps its order: the notes before the change
         changed, note = self._change(ticket, op, mail, now)
         applied = changed is not None
         after = changed if changed is not None else ticket
@@ -173,7 +195,11 @@ class OperationApplier:
                 "from": mail.from_addr}
         if op.due is not None:  # a deadline named by the mail (kept; see docs/mail.md)
             data["due"] = op.due.isoformat()
-        self._tickets.post_message(self.actor, ticket.id, body, VIA, external_id=key,
-                                   trusted=False, data=data)
-        if self._noted_keys is not None:
-            self._noted_keys.add((ticket.id, key))
+        if self._notes is None:
+            self._tickets.post_message(self.actor, ticket.id, body, VIA, external_id=key,
+                                       trusted=False, data=data)
+            return
+        self._notes.append(self._tickets.post_item(self.actor, ticket.id, body, VIA,
+                                                   external_id=key, trusted=False, data=data))
+        assert self._noted_keys is not None
+        self._noted_keys.add((ticket.id, key))

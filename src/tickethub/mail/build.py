@@ -101,6 +101,7 @@ async def ingest(pipeline: MailPipeline, mailbox: str, mails: Iterable[RawMail],
                         break
                 else:
                     more = False
+                pipeline.applier.flush()
                 cache.flush()
     finally:
         pipeline.state = inner
