@@ -39,13 +39,14 @@ Parsed = ParsedMail | UnreadableMail
 
 def workers_for(count: int | None) -> int:
     """How many worker processes a run of ``count`` mails gets: 0 (parse in the
-    pipeline) for a small or unknown-size source or a one-core machine, else the cores
-    but one (the writer's), at most 4."""
+    pipeline) for a small or unknown-size source or a one-core machine, else one per
+    core, at most 4 — the writer mostly waits for parsed mail (spam, HTML, a re-run
+    where every mail is skipped), so it does not need a core of its own."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
         os.cpu_count() or 1)
     if count is None or count < MIN_MAILS or cores < 2:
         return 0
-    return max(1, min(cores - 1, 4))
+    return min(cores, 4)
 
 
 def parse_one(raw: bytes, max_bytes: int) -> Parsed:
