@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable, Iterable, Sized
 from typing import TYPE_CHECKING
 
-from tickethub.mail.extractors.base import Extractor
 from tickethub.mail.apply import VIA
+from tickethub.mail.extractors.base import Extractor
 from tickethub.mail.parse_pool import parsed_ahead, workers_for
 from tickethub.mail.pipeline import MailPipeline, ReplyHandler
 from tickethub.mail.sources import RawMail

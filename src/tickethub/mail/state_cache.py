@@ -8,9 +8,9 @@ it is used (``mail.build.ingest``); the hub following a mailbox under ``serve`` 
 the database directly. The Message-IDs already recorded are loaded once at the start, so
 the "already processed?" check costs no query; when the run starts with every record
 (:meth:`CachedMailState.preloaded`, one query for a mailbox of up to
-``PRELOAD_CAP`` records) no look-up queries the database at all. Records are written by :meth:`flush`, in
-the same transaction as the ticket changes of their mails. Cursors and the quarantine
-pass straight through.
+``PRELOAD_CAP`` records) no look-up queries the database at all. Records are written
+by :meth:`flush`, in the same transaction as the ticket changes of their mails. Cursors
+and the quarantine pass straight through.
 """
 
 from __future__ import annotations
