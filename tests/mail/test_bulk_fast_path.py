@@ -116,12 +116,17 @@ async def test_the_fast_path_builds_what_one_mail_at_a_time_builds(
     slow_runtime = HubRuntime(runtime.settings.model_copy(
         update={"data_dir": tmp_path / "slow", "database_url": None}))
     try:
+        await ingest(make_pipeline(slow_runtime, RulesExtractor()), "sample",
+                     sample()[:20], bulk=False)
         slow = await ingest(make_pipeline(slow_runtime, RulesExtractor()), "sample",
                             with_bad_mails() + sample(), bulk=False)
         expected = history(slow_runtime)
         quarantined = reasons(slow_runtime)
     finally:
         slow_runtime.close()
+    # a mailbox read in two runs: the second starts from the first's records (preloaded)
+    await ingest(make_pipeline(runtime, RulesExtractor()), "sample", sample()[:20],
+                 parse_workers=1, batch_mails=7)
     pipeline = make_pipeline(runtime, RulesExtractor())
     fast = await ingest(pipeline, "sample", with_bad_mails() + sample(), parse_workers=1,
                         batch_mails=7)

@@ -39,6 +39,7 @@ class CachedMailState:
         self._pending: dict[str, tuple[MailRecord, datetime]] = {}
         self._first_pending: dict[str, MailRecord] = {}  # subject → first record this run
         self._complete = False  # every stored record is in memory
+        self._stored_subjects: dict[str, MailRecord] = {}  # stored key (cut at 300) → first
 
     @classmethod
     def preloaded(cls, inner: BulkMailState, records: list[MailRecord]) -> CachedMailState:
@@ -49,7 +50,7 @@ class CachedMailState:
             cache._records[record.message_id] = record
             cache._threads.setdefault(record.thread_root, []).append(record)
             if record.subject_key:
-                cache._subjects.setdefault(record.subject_key, record)
+                cache._stored_subjects.setdefault(record.subject_key, record)
         return cache
 
     def _stored_thread(self, thread_root: str) -> list[MailRecord]:
@@ -113,7 +114,8 @@ class CachedMailState:
 
     def by_subject(self, subject_key: str) -> MailRecord | None:
         if subject_key not in self._subjects:
-            stored = None if self._complete else self.inner.by_subject(subject_key)
+            stored = (self._stored_subjects.get(subject_key[:300]) if self._complete
+                      else self.inner.by_subject(subject_key))
             found = stored or self._first_pending.get(subject_key)
             self._subjects[subject_key] = found
         return self._subjects[subject_key]
