@@ -211,8 +211,9 @@ class Settings(BaseSettings):
     # -- mail: mailbox → issue tree and the email channel (mail/, channels/email, docs/mail.md)
     mail_root_issue: int | None = Field(None, description="Ticket id that issues raised by "
                                         "mail go under; unset: they are top-level.")
-    mail_extractor: str = Field("rules", pattern="^(rules|llm)$", description="rules "
-                                "(offline) or llm (the model at mail_llm_base_url).")
+    mail_extractor: str = Field("rules", pattern="^(rules|learned|llm)$", description="rules "
+                                "(offline cues), learned (offline, the model shipped in "
+                                "the package) or llm (the model at mail_llm_base_url).")
     mail_max_bytes: int = Field(25 * 1024 * 1024, ge=1024, description="Larger mails are "
                                 "quarantined unread.")
     mail_ignore: list[Literal["spam", "bulk"]] = Field(

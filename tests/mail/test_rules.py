@@ -192,7 +192,10 @@ def test_dev_set_labels_check_out_and_a_bad_quote_is_caught(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("part, floors", [
     ("tune", {"op_accuracy": 0.93, "closing_precision": 0.85, "closing_recall": 0.85}),
-    ("test", {"op_accuracy": 0.80, "closing_precision": 0.75, "closing_recall": 0.65}),
+    # test: replies whose parents are all missing now join their subject's thread, so
+    # closing recall rose (0.69 → 0.83) and precision fell (0.80 → 0.73): more replies
+    # reach the question, and some of them are discussion the labels call ignore.
+    ("test", {"op_accuracy": 0.80, "closing_precision": 0.70, "closing_recall": 0.80}),
 ])
 async def test_dev_set_floors(runtime: HubRuntime, pipeline: MailPipeline, part: str,
                               floors: dict[str, float]) -> None:

@@ -95,3 +95,50 @@ async def test_a_hijack_under_a_missing_parent_is_a_new_topic(runtime: HubRuntim
     h1, h2 = pipeline.state.get("<h1@x>"), pipeline.state.get("<h2@x>")
     assert h1 is not None and h2 is not None
     assert h2.raised and h2.raised != h1.raised  # a new question, not an answer to h1's
+
+
+async def test_a_reply_whose_parents_are_all_missing_joins_its_subjects_thread(
+        runtime: HubRuntime) -> None:
+    """List archives drop mails: a reply naming only mails that are not in the mailbox
+    lands in the earlier thread with its base subject (as one without References does),
+    so it answers that thread's question instead of starting a thread with no issue."""
+    extractor = BranchExtractor()
+    pipeline = make_pipeline(runtime, extractor)  # type: ignore[arg-type]
+    await pipeline.process("box", "1", make_mail(
+        "ASK how do I back up a running database?", subject="[db] Backups",
+        message_id="<b1@x>", sender="hal@example.org"))
+    await pipeline.process("box", "2", make_mail(
+        "Use pg_dump, it takes a consistent snapshot.", subject="Re: [db] Backups",
+        message_id="<b2@x>", in_reply_to="<lost@x>", references="<lost-too@x> <lost@x>",
+        sender="ivy@example.org"))
+    await pipeline.process("box", "3", make_mail(
+        "Unrelated words.", subject="Lunch on Friday", message_id="<b3@x>",
+        in_reply_to="<lost-3@x>", sender="joe@example.org"))
+    b1, b2, b3 = (pipeline.state.get(f"<b{n}@x>") for n in (1, 2, 3))
+    assert b1 is not None and b2 is not None and b3 is not None
+    assert b2.thread_root == b1.thread_root and b2.ticket_ids == b1.raised
+    assert extractor.contexts["<b2@x>"].new_topic is False
+    assert b3.thread_root == "<lost-3@x>"  # no "Re:", no earlier subject: its own thread
+
+
+async def test_a_reply_without_references_follows_the_latest_mail_of_its_subject(
+        runtime: HubRuntime) -> None:
+    """A reply that lost its references joins its subject's thread under the *latest*
+    mail with that subject, so it lands on the question asked most recently there (a
+    repost), not on the thread's first one."""
+    extractor = BranchExtractor()
+    pipeline = make_pipeline(runtime, extractor)  # type: ignore[arg-type]
+    await pipeline.process("box", "1", make_mail(
+        "ASK razor does not start from sendmail", subject="Razor with sendmail",
+        message_id="<s1@x>", sender="kim@example.org"))
+    await pipeline.process("box", "2", make_mail(
+        "ASK again, now with the milter: how do I hook razor in?",
+        subject="Re: Razor with sendmail", message_id="<s2@x>", sender="kim@example.org"))
+    await pipeline.process("box", "3", make_mail(
+        "Add the milter line to sendmail.mc and rebuild.", subject="RE: Razor with sendmail",
+        message_id="<s3@x>", sender="lee@example.org"))
+    s1, s2, s3 = (pipeline.state.get(f"<s{n}@x>") for n in (1, 2, 3))
+    assert s1 is not None and s2 is not None and s3 is not None
+    assert s1.raised and s2.raised and s1.raised != s2.raised
+    assert s3.thread_root == s1.thread_root and s3.parent_id == "<s2@x>"
+    assert s3.ticket_ids == s2.raised

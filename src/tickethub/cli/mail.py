@@ -6,6 +6,7 @@ settings as ``serve``: TICKETHUB_DATABASE_URL or SQLite in the data folder).
   tickethub mail watch imap://hub@mail.example.org/INBOX   # keep following with IDLE
   tickethub mail tree --format json              # the tree in the scoring shape
   tickethub mail score labels.json --mbox sample.mbox
+  tickethub mail train                           # rebuild the learned extractor's model
   tickethub mail digest [--send]                 # overdue, stalled, newly done
   tickethub mail quarantine                      # what could not be read, and why
   tickethub mail undo '<message-id@host>'         # revert what one mail did
@@ -54,7 +55,7 @@ def mail() -> None:
 
 @mail.command()
 @click.argument("source")
-@click.option("--extractor", type=click.Choice(["rules", "llm"]), default=None,
+@click.option("--extractor", type=click.Choice(["rules", "learned", "llm"]), default=None,
               help="How operations are found [default: the mail_extractor setting].")
 @click.option("--root", "root_issue", type=int, default=None,
               help="Ticket id new issues go under [default: mail_root_issue].")
@@ -86,7 +87,7 @@ def ingest(source: str, extractor: str | None, root_issue: int | None, as_json: 
 
 @mail.command()
 @click.argument("url", required=False)
-@click.option("--extractor", type=click.Choice(["rules", "llm"]), default=None)
+@click.option("--extractor", type=click.Choice(["rules", "learned", "llm"]), default=None)
 @click.option("--root", "root_issue", type=int, default=None)
 @_data_dir
 def watch(url: str | None, extractor: str | None, root_issue: int | None,
@@ -180,7 +181,7 @@ def tree(root_issue: int | None, fmt: str, data_dir: Path | None) -> None:
               path_type=Path), help="A tree exported with `mail tree --format json`.")
 @click.option("--mbox", type=click.Path(exists=True, path_type=Path),
               help="Build the tree from this mailbox in a scratch hub, then score it.")
-@click.option("--extractor", type=click.Choice(["rules", "llm"]), default="rules",
+@click.option("--extractor", type=click.Choice(["rules", "learned", "llm"]), default="rules",
               help="With --mbox: how operations are found [default: rules].")
 @click.option("--model", default=None,
               help="With --extractor llm: the model to ask [default: mail_llm_model].")
@@ -209,6 +210,53 @@ def score(labels: Path, tree_file: Path | None, mbox: Path | None, extractor: st
 
 
 mail.add_command(score, name="eval")
+
+
+@mail.command()
+@click.option("--dev", "dev_dir", type=click.Path(exists=True, file_okay=False,
+              path_type=Path), default=Path("tests/fixtures/mail_dev"), show_default=True,
+              help="The labelled development folder (PART.labels.json + PART.mbox).")
+@click.option("--part", "parts", multiple=True,
+              help="A part to train on (repeat) [default: tune, test, test2, test3].")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write the model [default: the file shipped in the package].")
+@click.option("--check", is_flag=True,
+              help="Write nothing; exit 1 if the model file differs from a rebuild.")
+def train(dev_dir: Path, parts: tuple[str, ...], out: Path | None, check: bool) -> None:
+    """Rebuild the `learned` extractor's model from the labelled parts, deterministically
+    (the same labels give the same file, byte for byte). Each part is ingested into a
+    scratch hub with its gold operations, every mail's features are recorded in that
+    context, and a logistic regression is fitted over them."""
+    import tempfile
+
+    from tickethub.mail.extractors.learned import MODEL_PATH
+    from tickethub.mail.learn import TRAIN_PARTS, collect, dev_parts, dump
+    from tickethub.mail.learn import train as fit
+    from tickethub.mail.sources import FileSource
+
+    examples = []
+    for labels, mbox in dev_parts(dev_dir, parts or TRAIN_PARTS):
+        if not labels.exists() or not mbox.exists():
+            raise output.Failure(f"{labels.name} or {mbox.name} is missing in {dev_dir}",
+                                 "bad_request", "part", output.USAGE)
+        with tempfile.TemporaryDirectory() as scratch, local_runtime(Path(scratch)) as rt:
+            if rt.settings.database_url:
+                raise output.Failure("training builds its own scratch hub; unset "
+                                     "TICKETHUB_DATABASE_URL", "bad_request", "database_url",
+                                     output.USAGE)
+            files = FileSource(mbox)
+            examples += asyncio.run(collect(rt, json.loads(labels.read_text()), files,
+                                            files.name))
+    text = dump(fit(examples))
+    target = out or MODEL_PATH
+    if check:
+        same = target.exists() and target.read_text(encoding="utf-8") == text
+        click.echo(f"{target}: {'up to date' if same else 'differs from a rebuild'}")
+        if not same:
+            sys.exit(1)
+        return
+    target.write_text(text, encoding="utf-8")
+    click.echo(f"{target}: {len(examples)} mails, {text.count(chr(10)) - 6} features")
 
 
 def _scratch_tree(mbox: Path, extractor: str, model: str | None = None) -> dict[str, Any]:

@@ -20,11 +20,16 @@ if TYPE_CHECKING:
 
 
 def make_extractor(name: str, runtime: Host | None = None) -> Extractor:
-    """``rules`` (offline) or ``llm`` (the model configured for the hub)."""
+    """``rules`` (offline cues), ``learned`` (offline, the model shipped in the package)
+    or ``llm`` (the model configured for the hub)."""
     if name == "rules":
         from tickethub.mail.extractors.rules import RulesExtractor
 
         return RulesExtractor()
+    if name == "learned":
+        from tickethub.mail.extractors.learned import LearnedExtractor
+
+        return LearnedExtractor()
     if name == "llm":
         from tickethub.mail.extractors.llm import LLMExtractor, configured_llm
 
@@ -32,7 +37,8 @@ def make_extractor(name: str, runtime: Host | None = None) -> Extractor:
         return LLMExtractor(configured_llm(runtime.settings))
     from tickethub.errors import ValidationFailed
 
-    raise ValidationFailed(f"unknown extractor {name!r}; use rules or llm", field="extractor")
+    raise ValidationFailed(f"unknown extractor {name!r}; use rules, learned or llm",
+                           field="extractor")
 
 
 def make_pipeline(runtime: Host, extractor: Extractor, *, root_issue: int | None = None,

@@ -191,14 +191,30 @@ class MailPipeline:
             # Its parent is not in the mailbox. Under a subject none of the thread's stored
             # mails has, it is a hijacked thread: a new topic, not a follow-up.
             records = self.state.thread(parents[0]) if subject_key else []
+            # Nothing of its thread is stored: a reply whose parents are all missing joins
+            # the earlier thread with its base subject, as one that lost its references
+            # does (list archives often drop the mail a reply names).
+            if not records and subject_key and is_reply_subject(mail.subject) and \
+                    (joined := self._by_subject(subject_key)) is not None:
+                return joined
             new_topic = bool(records) and all(r.subject_key != subject_key for r in records)
             return parents[0], parents[-1], new_topic, known
-        if subject_key and is_reply_subject(mail.subject):
-            earlier = self.state.by_subject(subject_key)
-            if earlier is not None:  # a reply that lost its references
-                return earlier.thread_root, earlier.message_id, False, {
-                    earlier.message_id: earlier}
+        if subject_key and is_reply_subject(mail.subject) and \
+                (joined := self._by_subject(subject_key)) is not None:
+            return joined  # a reply that lost its references
         return mail.message_id, None, False, known
+
+    def _by_subject(self, subject_key: str) -> tuple[str, str | None, bool,
+                                                     dict[str, MailRecord]] | None:
+        """The thread of the earliest stored mail with this base subject, replying to the
+        latest mail of that thread under the same subject (a reply without usable
+        references most likely answers the recent mail, not the thread's first)."""
+        earlier = self.state.by_subject(subject_key)
+        if earlier is None:
+            return None
+        latest = next((r for r in reversed(self.state.thread(earlier.thread_root))
+                       if r.subject_key == subject_key), earlier)
+        return latest.thread_root, latest.message_id, False, {latest.message_id: latest}
 
     def _context(self, mail: ParsedMail, thread_root: str, known: dict[str, MailRecord],
                  new_topic: bool) -> MailContext:

@@ -473,3 +473,17 @@ def _add(kind: str, mail: ParsedMail, evidence: str) -> Operation:
 
 def _add_reply(kind: str, evidence: str) -> Operation:
     return Operation(op="add", kind=kind, title=evidence[:300], evidence=evidence)  # type: ignore[arg-type]
+
+
+# What the ``learned`` extractor shares with this one (the same text, cues, target and
+# operation shapes, so the two differ only in how they decide).
+clean = _clean
+sentences = _sentences
+target_of = _target
+same_person = _same_person
+first_hit = _first_hit
+negated = _negated
+all_thanks = _all_thanks
+clarifying = _clarifying
+add = _add
+add_reply = _add_reply
