@@ -102,4 +102,4 @@ def parsed_ahead(mails: Iterable[RawMail], *, max_bytes: int, workers: int,
                 return
             yield from zip(batch, results, strict=True)
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)
