@@ -38,11 +38,13 @@ def fill_folder(servers: MailServers, folder: str, mails: list[bytes]) -> None:
 
 
 def mailbox_for(servers: MailServers, runtime: HubRuntime, folder: str, *,
-                port: int | None = None, batch: int = 10) -> ImapMailbox:
+                port: int | None = None, batch: int = 10,
+                batched_writes: bool = False) -> ImapMailbox:
     url = ImapURL.parse(f"imap://{servers.user}@{servers.imap_host}:"
                         f"{port or servers.imap_port}/{folder}")
     return ImapMailbox(url, servers.password, SqlMailState(runtime.store), runtime.clock,
-                       batch=batch, retry_delay=0.05)
+                       batch=batch, retry_delay=0.05,
+                       write_batch=runtime.store.batch if batched_writes else None)
 
 
 def sample_bytes() -> list[bytes]:
@@ -133,13 +135,17 @@ class DroppingProxy:
         self.listener.close()
 
 
+@pytest.mark.parametrize("batched_writes", [False, True])
 async def test_connection_dropped_mid_fetch_resumes_and_loses_nothing(
-        mail_servers: MailServers, runtime: HubRuntime) -> None:
+        mail_servers: MailServers, runtime: HubRuntime, batched_writes: bool) -> None:
+    """Also with each fetched chunk written in one transaction (``mail ingest``/``watch``)
+    while the next chunk is fetched."""
     folder = f"T{uuid.uuid4().hex[:10]}"
     fill_folder(mail_servers, folder, sample_bytes())
     proxy = DroppingProxy(mail_servers.imap_host, mail_servers.imap_port, drop_after=60_000)
     pipeline = make_pipeline(runtime, RulesExtractor())
-    box = mailbox_for(mail_servers, runtime, folder, port=proxy.port, batch=8)
+    box = mailbox_for(mail_servers, runtime, folder, port=proxy.port, batch=8,
+                      batched_writes=batched_writes)
     seen: list[str] = []
 
     async def process(raw: RawMail) -> str:
@@ -156,6 +162,41 @@ async def test_connection_dropped_mid_fetch_resumes_and_loses_nothing(
     assert len(seen) == len(set(seen))  # nothing handed over twice
     counts = pipeline.summary.counts
     assert counts["read"] == 37 and counts["quarantined"] == 0
+    assert len(export_tree(runtime.tickets)["issues"]) == 9
+
+
+class Crash(BaseException):
+    """Stands for the process dying."""
+
+
+async def test_a_crash_in_a_batched_chunk_loses_the_chunk_and_its_cursor_together(
+        mail_servers: MailServers, runtime: HubRuntime) -> None:
+    folder = f"T{uuid.uuid4().hex[:10]}"
+    fill_folder(mail_servers, folder, sample_bytes())
+    pipeline = make_pipeline(runtime, RulesExtractor())
+    box = mailbox_for(mail_servers, runtime, folder, batch=8, batched_writes=True)
+    handed: list[str] = []
+
+    async def crash_at_20(raw: RawMail) -> str:
+        if raw.key == "20":
+            raise Crash
+        handed.append(raw.key)
+        return await pipeline.process(box.name, raw.key, raw.raw)
+
+    with pytest.raises(Crash):
+        await box.run(crash_at_20)
+    box.close()
+    cursor = pipeline.state.cursor(box.name)
+    assert cursor is not None and cursor.last_uid == 16  # the chunk 17..24 is gone
+    again = make_pipeline(runtime, RulesExtractor())
+    box = mailbox_for(mail_servers, runtime, folder, batch=8, batched_writes=True)
+
+    async def process(raw: RawMail) -> str:
+        return await again.process(box.name, raw.key, raw.raw)
+
+    assert await box.run(process) == 37 - 16
+    box.close()
+    assert again.summary.counts["skipped"] == 0  # 17..19 were rolled back, not recorded
     assert len(export_tree(runtime.tickets)["issues"]) == 9
 
 

@@ -122,7 +122,7 @@ async def _ingest_imap(runtime: HubRuntime, pipeline: Any, url: str, *,
     parsed = ImapURL.parse(url)
     box = ImapMailbox(parsed, _password(runtime, parsed.user, parsed.host),
                       SqlMailState(runtime.store), runtime.clock,
-                      batch=runtime.settings.imap_batch)
+                      batch=runtime.settings.imap_batch, write_batch=runtime.store.batch)
     count = 0
 
     async def process(raw: Any) -> str:

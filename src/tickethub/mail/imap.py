@@ -18,7 +18,9 @@ import logging
 import socket
 import ssl
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from imapclient import IMAPClient
@@ -67,7 +69,9 @@ class ImapMailbox:
 
     def __init__(self, url: ImapURL, password: str, state: MailState, clock: Clock, *,
                  batch: int = 50, retries: int = 5, retry_delay: float = 0.5,
-                 timeout: float = 30.0, ssl_context: ssl.SSLContext | None = None) -> None:
+                 timeout: float = 30.0, ssl_context: ssl.SSLContext | None = None,
+                 write_batch: Callable[[], AbstractContextManager[None]] | None = None
+                 ) -> None:
         self.url = url
         self.name = url.name
         self._password = password
@@ -80,6 +84,10 @@ class ImapMailbox:
         self._ssl = ssl_context or ssl.create_default_context()
         self._client: IMAPClient | None = None
         self.reconnects = 0
+        self._write_batch = write_batch
+        """``write_batch``: a transaction each fetched chunk's mails and cursor are
+        written in (``SqlStore.batch``) — a process of its own (``mail ingest``,
+        ``mail watch``), never a hub whose event loop writes other things too."""
 
     # -- connection -----------------------------------------------------------------------
 
@@ -134,18 +142,36 @@ class ImapMailbox:
         uids = sorted(u for u in await asyncio.to_thread(
             client.search, ["UID", f"{last + 1}:*"]) if u > last)
         handed = 0
-        for start in range(0, len(uids), self._batch):
-            chunk = uids[start:start + self._batch]
-            fetched = await asyncio.to_thread(client.fetch, chunk, ["BODY.PEEK[]"])
-            for uid in chunk:
-                data = fetched.get(uid)
-                if data is None:
-                    continue  # expunged meanwhile
-                raw = data.get(b"BODY[]") or b""
-                await process(RawMail(str(uid), bytes(raw), uid))
-                self._state.set_cursor(self.name, uidvalidity, uid, self._clock.now())
-                handed += 1
+        chunks = [uids[start:start + self._batch] for start in range(0, len(uids),
+                                                                    self._batch)]
+        # The next chunk is fetched while this one is processed (one request at a time
+        # on the connection: the fetch runs only while the loop processes mail).
+        ahead = self._fetch(client, chunks[0]) if chunks else None
+        for index, chunk in enumerate(chunks):
+            assert ahead is not None
+            fetched = await ahead
+            ahead = self._fetch(client, chunks[index + 1]) if index + 1 < len(chunks) else None
+            try:
+                with (self._write_batch() if self._write_batch is not None
+                      else contextlib.nullcontext()):
+                    for uid in chunk:
+                        data = fetched.get(uid)
+                        if data is None:
+                            continue  # expunged meanwhile
+                        raw = data.get(b"BODY[]") or b""
+                        await process(RawMail(str(uid), bytes(raw), uid))
+                        self._state.set_cursor(self.name, uidvalidity, uid, self._clock.now())
+                        handed += 1
+            except BaseException:
+                if ahead is not None:
+                    ahead.cancel()
+                    with contextlib.suppress(BaseException):
+                        await ahead  # the connection is free again before a reconnect
+                raise
         return handed
+
+    def _fetch(self, client: IMAPClient, uids: list[int]) -> asyncio.Task[dict[int, Any]]:
+        return asyncio.ensure_future(asyncio.to_thread(client.fetch, uids, ["BODY.PEEK[]"]))
 
     async def watch(self, process: Process, *, idle_seconds: float = 300.0,
                     stop: asyncio.Event | None = None) -> None:

@@ -81,11 +81,15 @@ class MailPipeline:
         """Issue views kept during a bulk run (``mail.build.ingest``); the issues a mail
         changes are dropped from it."""
 
-    async def process(self, mailbox: str, source_key: str, raw: bytes) -> str:
-        """Process one raw mail; returns its outcome (a ``RunSummary`` count key)."""
+    async def process(self, mailbox: str, source_key: str, raw: bytes,
+                      parsed: ParsedMail | BaseException | None = None) -> str:
+        """Process one raw mail; returns its outcome (a ``RunSummary`` count key).
+
+        ``parsed``: the mail already parsed elsewhere (``mail.parse_pool``), or the error
+        its parse raised — handled exactly as if the parse had run here."""
         self.summary.counts["read"] += 1
         try:
-            outcome = await self._process(mailbox, source_key, raw)
+            outcome = await self._process(mailbox, source_key, raw, parsed)
         except Exception as exc:  # anything this mail sets off: keep it, go on
             log.exception("mail %s/%s failed", mailbox, source_key)
             outcome = self._quarantine(mailbox, source_key, None,
@@ -98,9 +102,12 @@ class MailPipeline:
             return await asyncio.to_thread(parse_mail, raw, max_bytes=self.max_bytes)
         return parse_mail(raw, max_bytes=self.max_bytes)
 
-    async def _process(self, mailbox: str, source_key: str, raw: bytes) -> str:
+    async def _process(self, mailbox: str, source_key: str, raw: bytes,
+                       parsed: ParsedMail | BaseException | None = None) -> str:
         try:
-            mail = await self._parse(raw)
+            if isinstance(parsed, BaseException):
+                raise parsed
+            mail = parsed if parsed is not None else await self._parse(raw)
         except UnreadableMail as exc:
             return self._quarantine(mailbox, source_key, None, exc.reason, raw)
         except Exception as exc:  # a parser bug must not stop the run
@@ -120,6 +127,7 @@ class MailPipeline:
             return self._quarantine(mailbox, source_key, mail.message_id,
                                     f"reply check failed: {_describe(exc)}", raw)
         if is_reply:
+            self._forget_tickets()  # the reply changed a ticket behind the run's caches
             self._record(mail, mailbox, mail.message_id, None, (), (), ())
             return "replies"
         try:
@@ -244,11 +252,16 @@ class MailPipeline:
                 parent, steps = view.parent_id, steps + 1
         return tuple(sorted(found.values(), key=lambda v: v.depth))
 
+    def _forget_tickets(self) -> None:
+        if self.views is not None:
+            self.views.clear()
+        self.applier.forget()
+
     def _view(self, ticket_id: int) -> IssueView | None:
         if self.views is not None and ticket_id in self.views:
             return self.views[ticket_id]
         try:
-            ticket = self.tickets.get(ticket_id)
+            ticket = self.applier.ticket(ticket_id)
         except Exception:
             return None
         view = IssueView(

@@ -6,9 +6,11 @@ Contract: it answers exactly as the state it wraps would, provided nothing else 
 mail records while it lives — true for one ``mail ingest`` run, which is the only place
 it is used (``mail.build.ingest``); the hub following a mailbox under ``serve`` reads
 the database directly. The Message-IDs already recorded are loaded once at the start, so
-the "already processed?" check costs no query. Records are written by :meth:`flush`, in
-the same transaction as the ticket changes of their mails. Cursors and the quarantine
-pass straight through.
+the "already processed?" check costs no query; when the run starts with every record
+(:meth:`CachedMailState.preloaded`, one query for a mailbox of up to
+``PRELOAD_CAP`` records) no look-up queries the database at all. Records are written
+by :meth:`flush`, in the same transaction as the ticket changes of their mails. Cursors
+and the quarantine pass straight through.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ class BulkMailState(MailState, Protocol):
     def record_many(self, records: list[tuple[MailRecord, datetime]]) -> None: ...
 
 
+PRELOAD_CAP = 200_000
+
+
 class CachedMailState:
     def __init__(self, inner: BulkMailState, known_ids: Iterable[str]) -> None:
         self.inner = inner
@@ -33,6 +38,23 @@ class CachedMailState:
         self._subjects: dict[str, MailRecord | None] = {}
         self._pending: dict[str, tuple[MailRecord, datetime]] = {}
         self._first_pending: dict[str, MailRecord] = {}  # subject → first record this run
+        self._complete = False  # every stored record is in memory
+        self._stored_subjects: dict[str, MailRecord] = {}  # stored key (cut at 300) → first
+
+    @classmethod
+    def preloaded(cls, inner: BulkMailState, records: list[MailRecord]) -> CachedMailState:
+        """A cache holding ``records`` — every record stored, in processing order."""
+        cache = cls(inner, (r.message_id for r in records))
+        cache._complete = True
+        for record in records:
+            cache._records[record.message_id] = record
+            cache._threads.setdefault(record.thread_root, []).append(record)
+            if record.subject_key:
+                cache._stored_subjects.setdefault(record.subject_key, record)
+        return cache
+
+    def _stored_thread(self, thread_root: str) -> list[MailRecord]:
+        return [] if self._complete else self.inner.thread(thread_root)
 
     def flush(self) -> None:
         """Write the records kept since the last flush, in one statement per table; call
@@ -51,7 +73,8 @@ class CachedMailState:
         self._records[record.message_id] = record
         thread = self._threads.get(record.thread_root)
         if thread is None:
-            self._threads[record.thread_root] = thread = self.inner.thread(record.thread_root)
+            self._threads[record.thread_root] = thread = self._stored_thread(
+                record.thread_root)
         if replaced:
             thread[:] = [r for r in thread if r.message_id != record.message_id]
         thread.append(record)
@@ -86,12 +109,14 @@ class CachedMailState:
     def thread(self, thread_root: str) -> list[MailRecord]:
         thread = self._threads.get(thread_root)
         if thread is None:
-            thread = self._threads[thread_root] = self.inner.thread(thread_root)
+            thread = self._threads[thread_root] = self._stored_thread(thread_root)
         return list(thread)
 
     def by_subject(self, subject_key: str) -> MailRecord | None:
         if subject_key not in self._subjects:
-            found = self.inner.by_subject(subject_key) or self._first_pending.get(subject_key)
+            stored = (self._stored_subjects.get(subject_key[:300]) if self._complete
+                      else self.inner.by_subject(subject_key))
+            found = stored or self._first_pending.get(subject_key)
             self._subjects[subject_key] = found
         return self._subjects[subject_key]
 

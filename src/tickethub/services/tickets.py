@@ -199,6 +199,18 @@ class TicketService:
         item = self._post_item(actor, ticket_id, body, via, None, None, data)
         return self._written(await self._grouped.submit(item), Message)
 
+    def post_item(self, actor: Actor, ticket_id: int, body: str, via: str, *,
+                  external_id: str | None = None, trusted: bool | None = None,
+                  data: Any = None) -> Post:
+        """``post_message``'s checks (raising as it does) without writing: the item, for
+        a bulk door to write later with others in one :meth:`write_items`."""
+        return self._post_item(actor, ticket_id, body, via, external_id, trusted, data)
+
+    def write_items(self, items: Sequence[TicketWrite]) -> builtins.list[TicketWritten]:
+        """Write items made by ``post_item`` in one transaction (``TicketWriter.write``):
+        each result in its item's place, an error instead of raising."""
+        return self._writer.write(items)
+
     def _post_item(self, actor: Actor, ticket_id: int, body: str, via: str,
                    external_id: str | None, trusted: bool | None, data: Any) -> Post:
         if not body.strip():

@@ -21,6 +21,7 @@ from sqlalchemy import (
     UniqueConstraint,
     bindparam,
     delete,
+    func,
     insert,
     select,
     update,
@@ -28,7 +29,7 @@ from sqlalchemy import (
 
 from tickethub.services.mail_state import MailboxCursor, MailRecord, QuarantinedMail
 from tickethub.store.sql_store import SqlStore
-from tickethub.store.tables import metadata
+from tickethub.store.tables import messages, metadata
 from tickethub.store.types import UTCDateTime
 
 QUARANTINE_KEEP_BYTES = 256 * 1024
@@ -154,6 +155,26 @@ class SqlMailState:
         """Every recorded Message-ID (for a bulk run's cache, ``mail.state_cache``)."""
         with self._store.read() as uow:
             return list(uow.connection.execute(select(mail_messages.c.message_id)).scalars())
+
+    def records(self, cap: int) -> list[MailRecord] | None:
+        """Every record in processing order, in one query — or ``None`` when there are
+        more than ``cap`` (a bulk run then reads thread by thread)."""
+        with self._store.read() as uow:
+            c = uow.connection
+            count = c.execute(select(func.count()).select_from(mail_messages)).scalar_one()
+            if count > cap:
+                return None
+            rows = c.execute(select(mail_messages).order_by(mail_messages.c.seq))
+            return [_record(row) for row in rows]
+
+    def noted_keys(self, via: str) -> list[tuple[int, str]]:
+        """``(ticket id, external_id)`` of every message posted ``via`` with an outside id
+        (the mail pipeline's history notes, ``mail.apply``), in one query."""
+        with self._store.read() as uow:
+            rows = uow.connection.execute(
+                select(messages.c.ticket_id, messages.c.external_id).where(
+                    messages.c.via == via, messages.c.external_id.is_not(None)))
+            return [(row.ticket_id, row.external_id) for row in rows]
 
     def get(self, message_id: str) -> MailRecord | None:
         return self.find([message_id]).get(message_id)
