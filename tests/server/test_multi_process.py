@@ -106,7 +106,7 @@ class _Receiver(ThreadingHTTPServer):
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 self.rfile.read(int(self.headers["Content-Length"]))
                 with receiver.lock:
                     receiver.keys.append(self.headers["X-Tickethub-Delivery"])

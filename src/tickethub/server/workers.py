@@ -19,6 +19,7 @@ one worker needs PostgreSQL (:func:`refusal`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import select
@@ -102,16 +103,13 @@ class Supervisor:
         self._stopping.set()
 
     def _start(self, index: int, *, wait_ready: bool = False) -> bool:
+        if not wait_ready:
+            self._spawn(index, -1)
+            return True
         read_end, write_end = os.pipe()
-        command = [sys.executable, "-m", "tickethub.server.workers",
-                   str(self._sock.fileno()), str(write_end), str(index), str(os.getpid())]
-        proc = subprocess.Popen(command, env=self._env, start_new_session=True,
-                                pass_fds=(self._sock.fileno(), write_end))
+        proc = self._spawn(index, write_end)
         os.close(write_end)
-        self._procs[index], self._started[index] = proc, time.monotonic()
         try:
-            if not wait_ready:
-                return True
             while not self._stopping.is_set():  # a byte when it listens; EOF if it died
                 readable, _, _ = select.select([read_end], [], [], 0.2)
                 if readable:
@@ -122,6 +120,17 @@ class Supervisor:
             return False
         finally:
             os.close(read_end)
+
+    def _spawn(self, index: int, ready_fd: int) -> subprocess.Popen[bytes]:
+        """Start worker ``index``; it writes a byte to ``ready_fd`` (if not -1) once it
+        listens."""
+        command = [sys.executable, "-m", "tickethub.server.workers",
+                   str(self._sock.fileno()), str(ready_fd), str(index), str(os.getpid())]
+        fds = (self._sock.fileno(),) if ready_fd < 0 else (self._sock.fileno(), ready_fd)
+        proc = subprocess.Popen(command, env=self._env, start_new_session=True,
+                                pass_fds=fds)
+        self._procs[index], self._started[index] = proc, time.monotonic()
+        return proc
 
     def _supervise(self) -> int:
         quick_deaths = 0
@@ -179,10 +188,12 @@ def _worker_main(argv: Sequence[str]) -> None:
     sock = socket.socket(fileno=fd)
 
     def ready() -> None:
-        os.write(ready_fd, b"1")
-        os.close(ready_fd)
+        with contextlib.suppress(OSError):  # the supervisor stopped waiting: fine
+            os.write(ready_fd, b"1")
+            os.close(ready_fd)
 
-    serve(Settings(), announce=index == 1, sock=sock, on_ready=ready)
+    serve(Settings(), announce=index == 1, sock=sock,
+          on_ready=ready if ready_fd >= 0 else None)
 
 
 if __name__ == "__main__":
