@@ -58,14 +58,16 @@ class Leadership:
             await asyncio.sleep(self._retry)
 
     async def _term(self) -> None:
-        """Take the lock if free and lead until the connection fails."""
+        """Wait for the lock on one connection, then lead until that connection fails."""
         assert self._conninfo is not None
         async with await psycopg.AsyncConnection.connect(
                 self._conninfo, autocommit=True) as connection:
-            taken = await (await connection.execute(
-                "SELECT pg_try_advisory_lock(%s)", (LEADER_LOCK_KEY,))).fetchone()
-            if not taken or not taken[0]:
-                return
+            while True:
+                taken = await (await connection.execute(
+                    "SELECT pg_try_advisory_lock(%s)", (LEADER_LOCK_KEY,))).fetchone()
+                if taken and taken[0]:
+                    break
+                await asyncio.sleep(self._retry)
             log.info("this hub process leads: it runs the once-only loops (%d)",
                      len(self._loops))
             self.leading = True
