@@ -1,5 +1,6 @@
 """The hub under test: a real ``tickethub serve`` subprocess on a free loopback port with
-a fresh SQLite data folder, plus an agent and a responder token for the benches."""
+a fresh SQLite data folder (or a given PostgreSQL database and ``--workers N``), plus an
+agent and a responder token for the benches."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ class HubProcess:
     """``with HubProcess() as hub:`` starts the server and waits until ``/healthz`` answers;
     leaving the block stops it and deletes its data folder."""
 
-    def __init__(self, *, env: dict[str, str] | None = None, start_timeout: float = 300) -> None:
+    def __init__(self, *, env: dict[str, str] | None = None, start_timeout: float = 300,
+                 database_url: str | None = None, workers: int = 1) -> None:
         self.host = "127.0.0.1"
         self.port = free_port()
         self.url = f"http://{self.host}:{self.port}"
@@ -41,6 +43,8 @@ class HubProcess:
         self.responder_token = ""
         self._env = env or {}
         self._start_timeout = start_timeout
+        self._database_url = database_url  # None: SQLite in the data folder
+        self._workers = workers
         self._dir = Path(tempfile.mkdtemp(prefix="tickethub-bench-"))
         self._log = self._dir / "server.log"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -48,11 +52,13 @@ class HubProcess:
     def __enter__(self) -> HubProcess:
         env = {**os.environ, "TICKETHUB_ADMIN_TOKEN": self.admin_token,
                "TICKETHUB_LOG_LEVEL": "warning", **self._env}
-        env.pop("TICKETHUB_DATABASE_URL", None)  # SQLite in the data folder, always
+        env.pop("TICKETHUB_DATABASE_URL", None)  # SQLite in the data folder, unless told
+        if self._database_url:
+            env["TICKETHUB_DATABASE_URL"] = self._database_url
         with self._log.open("wb") as log:
             self.proc = subprocess.Popen(
                 [*hub_command(), "serve", "--port", str(self.port),
-                 "--data-dir", str(self._dir / "data")],
+                 "--data-dir", str(self._dir / "data"), "--workers", str(self._workers)],
                 env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self._dir,
             )
         try:
@@ -122,7 +128,26 @@ class HubProcess:
         return self._status("VmHWM")
 
     def cpu_seconds(self) -> float:
-        """User + system CPU time the server process used so far."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        """User + system CPU time the server process used so far (with ``--workers``:
+        the supervisor and its worker processes)."""
         ticks = os.sysconf("SC_CLK_TCK")
-        return (int(fields[11]) + int(fields[12])) / ticks
+        total = 0
+        for pid in [self.pid, *self.worker_pids()]:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        return total / ticks
+
+    def worker_pids(self) -> list[int]:
+        """The processes ``serve --workers N`` started (none with one worker)."""
+        if self._workers == 1:
+            return []
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                if int(stat.rsplit(")", 1)[1].split()[1]) == self.pid:
+                    found.append(int(entry.name))
+        return found

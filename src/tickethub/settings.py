@@ -26,6 +26,8 @@ class Settings(BaseSettings):
                                      "data_dir. PostgreSQL: postgresql+psycopg://u:p@host/db")
     host: str = Field("127.0.0.1", description="Address the server listens on.")
     port: int = Field(8080, ge=0, le=65535, description="Port the server listens on.")
+    workers: int = Field(1, ge=1, le=256, description="Hub processes serving the port "
+                         "(`serve --workers`); more than one needs PostgreSQL.")
     public_url: str | None = Field(None, description="The URL people reach the hub at, used "
                                    "in links; default http://host:port.")
     telemetry: bool = Field(False, description="Emit OpenTelemetry traces, metrics and "

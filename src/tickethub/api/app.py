@@ -4,6 +4,7 @@ operations included, goes through the same middleware stack and router."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -84,7 +85,9 @@ def create_app(hub: HubRuntime) -> FastAPI:
              responses={500: PROBLEM_RESPONSES[500]})
     async def healthz() -> dict[str, object]:
         last_seq = await call(hub.events.last_seq)
+        leading = hub.leadership is not None and hub.leadership.leading
         return {"status": "ok", "version": __version__, "last_seq": last_seq,
-                "waiters": hub.bus.waiter_count}
+                "waiters": hub.bus.waiter_count,  # these two: of the process answering
+                "pid": os.getpid(), "leader": leading}
 
     return app

@@ -36,15 +36,34 @@ def cli() -> None:
 @click.option("--port", type=int, default=None, help="Port to listen on [default: 8080].")
 @click.option("--data-dir", type=click.Path(path_type=Path), default=None,
               help="Folder for the database and files [default: ./data].")
-def serve(host: str | None, port: int | None, data_dir: Path | None) -> None:
+@click.option("--workers", type=int, default=None,
+              help="Hub processes sharing the port [default: 1, TICKETHUB_WORKERS]. More "
+                   "than one needs PostgreSQL; see docs/operations.md.")
+def serve(host: str | None, port: int | None, data_dir: Path | None,
+          workers: int | None) -> None:
     """Run the hub in the foreground (SQLite in the data folder unless
-    TICKETHUB_DATABASE_URL says otherwise)."""
+    TICKETHUB_DATABASE_URL says otherwise).
+
+    With --workers N the hub runs as N processes on one port (on PostgreSQL): waiters
+    are woken across them, deadlines and deliveries are claimed so each happens once,
+    and one process (the leader) runs the mail, GitHub, chat and schedule loops. A
+    worker that dies is started again; Ctrl-C stops them all."""
+    from tickethub.server import workers as processes
     from tickethub.server.main import serve as run
     from tickethub.settings import Settings
 
-    overrides = {k: v for k, v in {"host": host, "port": port, "data_dir": data_dir}.items()
-                 if v is not None}
-    run(Settings(**overrides))
+    overrides = {k: v for k, v in {"host": host, "port": port, "data_dir": data_dir,
+                                   "workers": workers}.items() if v is not None}
+    if workers is not None and workers < 1:
+        output.bad_input("--workers must be at least 1", "invalid_option", "workers")
+    settings = Settings(**overrides)
+    if settings.workers == 1:
+        run(settings)
+        return
+    refused = processes.refusal(settings, settings.workers)
+    if refused:
+        output.bad_input(refused, "invalid_option", "workers")
+    raise SystemExit(processes.serve_workers(settings, settings.workers))
 
 
 from tickethub.cli.mcp import mcp as _mcp_command  # noqa: E402

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import socket
 import sys
+from collections.abc import Callable
 
 import uvicorn
 
@@ -44,8 +45,11 @@ def build_app(settings: Settings) -> tuple[HubRuntime, object]:
     return hub, create_app(hub)
 
 
-def serve(settings: Settings, *, announce: bool = True) -> None:
-    """Run the hub in the foreground until interrupted."""
+def serve(settings: Settings, *, announce: bool = True, sock: socket.socket | None = None,
+          on_ready: Callable[[], None] | None = None) -> None:
+    """Run the hub in the foreground until interrupted. ``sock``: serve on this listening
+    socket instead of binding ``host:port`` (one of ``serve --workers N``, which shares
+    it); ``on_ready`` is called once the hub accepts connections."""
     logs.configure(settings.log_format, settings.log_level)  # text or JSON lines (ops/)
     hub, app = build_app(settings)
     config = uvicorn.Config(app, host=settings.host, port=settings.port,
@@ -63,6 +67,8 @@ def serve(settings: Settings, *, announce: bool = True) -> None:
         await original_startup(sockets=sockets)  # type: ignore[arg-type]
         if server.started:
             served_url.save(settings.data_dir, hub.public_url())
+            if on_ready is not None:
+                on_ready()
             if announce and settings.log_format == "text":
                 _announce(hub)
             elif announce:  # JSON logs go to a shipper: one line, and never a token
@@ -71,7 +77,7 @@ def serve(settings: Settings, *, announce: bool = True) -> None:
 
     server.startup = startup  # type: ignore[method-assign]
     try:
-        server.run()
+        server.run(sockets=None if sock is None else [sock])
     except KeyboardInterrupt:
         pass  # uvicorn re-raises the Ctrl-C it already handled: the hub stopped cleanly
     finally:

@@ -5,7 +5,8 @@ Construction migrates the database and installs the enabled components
 the narrow ``services.host.Host`` interface this class implements.
 ``async with runtime.running():`` binds the bus to the event loop, makes sure an admin
 exists, catches up on deadlines missed while down, and runs the deadline loop, one
-delivery worker per channel and the components' loops until the block exits.
+delivery worker per channel (in every process) and, in the one process that leads
+(``server/leader.py``), the components' loops until the block exits.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tickethub.channels.worker import DeliveryWorker
 from tickethub.server import admin_token
 from tickethub.server import components as components_registry
 from tickethub.server.deadline_loop import DeadlineLoop
+from tickethub.server.leader import Leadership
 from tickethub.server.schema_workers import schema_checker
 from tickethub.server.system import SystemClock, TokenGenerator
 from tickethub.services.answer_schema import SchemaLimits
@@ -101,6 +103,7 @@ class HubRuntime:
             max_attempts=settings.delivery_max_attempts,
             backoff_seconds=settings.delivery_backoff_seconds,
             backoff_max_seconds=settings.delivery_backoff_max_seconds,
+            attempt_seconds=settings.delivery_timeout_seconds,
         )
         self.http = httpx.AsyncClient(timeout=settings.delivery_timeout_seconds)
         self.channels: list[Channel] = [WebhookChannel(self.webhooks, self.http)]
@@ -109,6 +112,7 @@ class HubRuntime:
         # What components add: background loops (e.g. GitHub's webhook inbox and poller)
         # and what they provide to the doors (e.g. ``github``, ``chat_hooks``).
         self.loops: list[Loop] = []
+        self.leadership: Leadership | None = None
         self._provided: dict[str, object] = {}
         self.components = components_registry.install(
             self, settings, components_registry.registered() if components is None
@@ -186,7 +190,10 @@ class HubRuntime:
                            self.settings.delivery_poll_seconds).run()
             for channel in self.channels
         ]
-        loops += [start() for start in self.loops]
+        # The components' loops run once among the processes on one database (leader.py).
+        postgres = self.engine.dialect.name == "postgresql"
+        self.leadership = Leadership(self.engine.url if postgres else None, self.loops)
+        loops.append(self.leadership.run())
         self._tasks = [asyncio.create_task(loop) for loop in loops]
         try:
             yield self

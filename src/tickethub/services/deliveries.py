@@ -27,12 +27,14 @@ class DeliveryService:
         max_attempts: int,
         backoff_seconds: float,
         backoff_max_seconds: float,
+        attempt_seconds: float = 10.0,
     ) -> None:
         self._store = store
         self._clock = clock
         self._max_attempts = max_attempts
         self._backoff = backoff_seconds
         self._backoff_max = backoff_max_seconds
+        self._claim_seconds = attempt_seconds  # the longest one attempt may take
         self._scanned: dict[str, int] = {}  # per channel: seen up to here, no targets
         self._has_cursor: set[str] = set()  # channels whose stored cursor exists
 
@@ -58,7 +60,7 @@ class DeliveryService:
                     return 0
         now = self._clock.now()
         with self._store.write() as uow:
-            cursor = uow.deliveries.cursor(channel)
+            cursor = uow.deliveries.cursor(channel, for_update=True)
             if cursor is None:
                 uow.deliveries.set_cursor(channel, uow.events.last_seq())
                 self._has_cursor.add(channel)
@@ -85,11 +87,19 @@ class DeliveryService:
         self._scanned[channel] = max(self._scanned.get(channel, 0), seq)
         return True
 
-    def due(self, channel: str, limit: int = 50) -> builtins.list[tuple[Delivery, Event]]:
-        """Pending deliveries whose time has come, each with its event."""
-        with self._store.read() as uow:
+    def due(self, channel: str, limit: int = 20) -> builtins.list[tuple[Delivery, Event]]:
+        """Pending deliveries whose time has come, each with its event, claimed for this
+        process (several hub processes never send one at once): the claim lasts long
+        enough to try them all one after another; if this process dies first, they are
+        tried again when it runs out."""
+        now = self._clock.now()
+        until = now + timedelta(seconds=self._claim_seconds * limit + 30)
+        with self._store.read() as uow:  # most rounds find nothing: no write for that
+            if not uow.deliveries.claim(channel, now, 1, None):
+                return []
+        with self._store.write() as uow:
             result = []
-            for delivery in uow.deliveries.due(channel, self._clock.now(), limit):
+            for delivery in uow.deliveries.claim(channel, now, limit, until):
                 found = uow.events.since(delivery.event_seq - 1, limit=1)
                 if found and found[0].seq == delivery.event_seq:
                     result.append((delivery, found[0]))

@@ -205,10 +205,13 @@ class SqlDeliveryRepository:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
 
-    def cursor(self, channel: str) -> int | None:
-        return self._c.execute(
-            select(channel_cursors.c.last_seq).where(channel_cursors.c.channel == channel)
-        ).scalar()
+    def cursor(self, channel: str, *, for_update: bool = False) -> int | None:
+        """The channel's cursor; ``for_update`` locks it for this transaction on
+        PostgreSQL, so two hub processes do not enqueue the same events at once."""
+        stmt = select(channel_cursors.c.last_seq).where(channel_cursors.c.channel == channel)
+        if for_update and self._c.dialect.name == "postgresql":
+            stmt = stmt.with_for_update()
+        return self._c.execute(stmt).scalar()
 
     def set_cursor(self, channel: str, seq: int) -> None:
         changed = self._c.execute(
@@ -231,14 +234,25 @@ class SqlDeliveryRepository:
         ))
         return True
 
-    def due(self, channel: str, now: datetime, limit: int) -> list[Delivery]:
-        rows = self._c.execute(
-            select(deliveries)
-            .where(deliveries.c.channel == channel, deliveries.c.status == "pending",
-                   deliveries.c.next_attempt_at <= now)
-            .order_by(deliveries.c.id).limit(limit)
-        )
-        return [_delivery(r) for r in rows]
+    def claim(self, channel: str, now: datetime, limit: int,
+              until: datetime | None) -> list[Delivery]:
+        """Pending deliveries due at ``now`` (up to ``limit``, oldest first), claimed
+        until ``until``: their next attempt moves there, so no other hub process takes
+        them meanwhile; recording the outcome ends the claim, and a claim whose process
+        died runs out and the delivery is tried again. On PostgreSQL rows another
+        process is claiming are skipped (``FOR UPDATE SKIP LOCKED``), not waited for."""
+        stmt = (select(deliveries)
+                .where(deliveries.c.channel == channel, deliveries.c.status == "pending",
+                       deliveries.c.next_attempt_at <= now)
+                .order_by(deliveries.c.id).limit(limit))
+        if until is not None and self._c.dialect.name == "postgresql":
+            stmt = stmt.with_for_update(skip_locked=True)
+        found = [_delivery(r) for r in self._c.execute(stmt)]
+        if found and until is not None:
+            self._c.execute(update(deliveries)
+                            .where(deliveries.c.id.in_([d.id for d in found]))
+                            .values(next_attempt_at=until))
+        return found
 
     def mark_delivered(self, delivery_id: int, at: datetime) -> None:
         self._c.execute(

@@ -44,13 +44,22 @@ class WebhookIntake:
 
     def submit(self, item: InboxItem) -> None:
         """Hand over a delivery just stored (on the hub's event loop): processed next,
-        without reading it back. The stored copy is what survives a restart."""
-        self._submitted.append(item)
+        without reading it back. The stored copy is what survives a restart, and what
+        the process running the loop finds at its next scan when this one does not run
+        it (several hub processes: only the leader does)."""
         if self._wake is not None:
+            self._submitted.append(item)
             self._wake.set()
 
     async def run(self) -> None:
         self._wake = asyncio.Event()
+        try:
+            await self._rounds()
+        finally:
+            self._wake = None
+
+    async def _rounds(self) -> None:
+        assert self._wake is not None
         while True:
             self._wake.clear()
             try:

@@ -1,0 +1,54 @@
+"""One leader among the processes on a database runs the once-only loops; when it goes,
+another takes over. On SQLite (one process) the hub always leads."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from sqlalchemy.engine import make_url
+
+from tickethub.server.leader import Leadership
+
+
+async def _until(predicate, seconds: float = 20) -> None:
+    async with asyncio.timeout(seconds):
+        while not predicate():
+            await asyncio.sleep(0.02)
+
+
+async def _stop(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def test_one_process_leads_and_another_takes_over_when_it_goes(database_url: str):
+    started: list[str] = []
+
+    def loop(name: str):
+        async def run() -> None:
+            started.append(name)
+            await asyncio.Event().wait()
+        return run
+
+    postgres = database_url.startswith("postgresql")
+    url = make_url(database_url) if postgres else None
+    first = Leadership(url, [loop("first")], retry_seconds=0.1)
+    running_first = asyncio.create_task(first.run())
+    await _until(lambda: started == ["first"])
+    assert first.leading
+    if not postgres:
+        await _stop(running_first)
+        return  # one process: nothing to share
+    second = Leadership(url, [loop("second")], retry_seconds=0.1)
+    running_second = asyncio.create_task(second.run())
+    try:
+        await asyncio.sleep(0.5)  # several tries of the lock
+        assert started == ["first"] and not second.leading
+        await _stop(running_first)  # its connection closes: the lock is free
+        assert not first.leading
+        await _until(lambda: started == ["first", "second"])
+        assert second.leading
+    finally:
+        await _stop(running_second)

@@ -1,0 +1,172 @@
+"""``tickethub serve --workers N``: refused on SQLite; on PostgreSQL, N processes on one
+port, and ``kill -9`` of one under load loses nothing acknowledged: its waiters
+reconnect to the other and get their answers, and the dead worker is started again."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import text
+
+from tests.conftest import ADMIN_TOKEN, bearer, require_server
+from tickethub.cli.main import cli
+from tickethub.sdk import Hub
+from tickethub.sdk.testing import free_port, hub_command
+from tickethub.store.engine import make_engine
+
+AUTH = bearer(ADMIN_TOKEN)
+
+
+def test_more_than_one_worker_on_sqlite_is_refused_in_one_line(tmp_path: Path,
+                                                               monkeypatch):
+    monkeypatch.delenv("TICKETHUB_DATABASE_URL", raising=False)
+    result = CliRunner().invoke(cli, ["serve", "--workers", "2", "--data-dir",
+                                      str(tmp_path)])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert "needs PostgreSQL" in lines[0] and "field workers" in lines[0]
+    assert not (tmp_path / "tickethub.db").exists()  # refused before anything started
+
+
+def test_zero_workers_is_a_bad_command_line(tmp_path: Path):
+    result = CliRunner().invoke(cli, ["serve", "--workers", "0", "--data-dir",
+                                      str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        "error: --workers must be at least 1 (invalid_option, field workers)")
+
+
+def _children(parent: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                found.add(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def workers(tmp_path: Path, pg_databases: object) -> Iterator[tuple[str, str, int]]:
+    """``serve --workers 2`` on a fresh database: (url, database url, parent pid)."""
+    require_server("PostgreSQL", pg_databases is not None)
+    database = pg_databases.fresh()  # type: ignore[attr-defined]
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TICKETHUB_")}
+    env.update(TICKETHUB_ADMIN_TOKEN=ADMIN_TOKEN, TICKETHUB_DATABASE_URL=database,
+               TICKETHUB_LOG_LEVEL="warning")
+    log = (tmp_path / "serve.log").open("wb")
+    process = subprocess.Popen(
+        [*hub_command(), "serve", "--workers", "2", "--port", str(port), "--data-dir",
+         str(tmp_path / "data")], env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300  # starts are slow on a loaded machine
+        while len(_children(process.pid)) < 2 or not _healthy(url):
+            assert process.poll() is None, (tmp_path / "serve.log").read_text()
+            assert time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.2)
+        yield url, database, process.pid
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+        pg_databases.drop(database)  # type: ignore[attr-defined]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/healthz", timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+@pytest.mark.timeout(900)  # two hub starts take minutes on a loaded machine
+def test_kill_9_of_one_worker_under_load_loses_nothing_acknowledged(workers):
+    url, database, parent = workers
+    first_workers = _children(parent)
+    assert len(first_workers) == 2
+    asked, answered = [], []
+    stop = threading.Event()
+
+    def load() -> None:  # asks and answers, as fast as one client goes
+        with httpx.Client(base_url=url, headers=AUTH, timeout=10) as client:
+            while not stop.is_set():
+                try:
+                    response = client.post("/api/v1/tickets",
+                                           json={"kind": "question", "title": "load"})
+                    if response.status_code == 201:
+                        ticket = response.json()["id"]
+                        asked.append(ticket)
+                        reply = client.post(f"/api/v1/tickets/{ticket}/answer",
+                                            json={"text": "ok"})
+                        if reply.status_code == 200:
+                            answered.append(ticket)
+                except httpx.TransportError:
+                    time.sleep(0.05)  # cut by the kill: not acknowledged, not counted
+
+    hubs = [Hub(url, ADMIN_TOKEN, poll_seconds=60) for _ in range(16)]
+    questions = [hub.ask(f"wait {i}").id for i, hub in enumerate(hubs)]
+    # Each waiter's connection is kept alive: /healthz on it says which worker it is on.
+    on = [hub.health()["pid"] for hub in hubs]
+    victim = Counter(on).most_common(1)[0][0]
+    with ThreadPoolExecutor(len(hubs) + 4) as pool:
+        waits = [pool.submit(hub.wait, q, 180) for hub, q in zip(hubs, questions,
+                                                                strict=True)]
+        loaders = [pool.submit(load) for _ in range(4)]
+        time.sleep(3)
+        os.kill(victim, signal.SIGKILL)
+        time.sleep(3)
+        with httpx.Client(base_url=url, headers=AUTH, timeout=30) as client:
+            for q in questions:  # through whichever worker takes the connection
+                for _ in range(20):
+                    try:
+                        reply = client.post(f"/api/v1/tickets/{q}/answer",
+                                            json={"text": f"answer {q}"})
+                        break
+                    except httpx.TransportError:
+                        time.sleep(0.2)
+                assert reply.status_code == 200, reply.text
+        woken = [w.result(timeout=120) for w in waits]
+        stop.set()
+        for loader in loaders:
+            loader.result(timeout=60)
+    for hub in hubs:
+        hub.close()
+    assert victim in on and victim in first_workers
+    assert [t.answer.text if t.answer else None for t in woken] == [
+        f"answer {q}" for q in questions]
+    assert len(asked) > 10 and len(answered) > 5
+    engine = make_engine(database)
+    try:
+        with engine.connect() as connection:
+            status = dict(connection.execute(text(
+                "SELECT id, status FROM tickets WHERE id = ANY(:ids)"),
+                {"ids": asked}).all())
+    finally:
+        engine.dispose()
+    assert set(status) == set(asked)  # every 201 is there
+    assert {status[i] for i in answered} == {"answered"}  # every 200 too
+    deadline = time.monotonic() + 120  # and the supervisor started a new worker
+    while len(_children(parent)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert victim not in _children(parent) and len(_children(parent)) == 2
