@@ -151,7 +151,9 @@ def test_the_write_check_sees_a_door_writing_itself(tmp_path: Path) -> None:
         "    open('x').write('fine: not the store')\n")
     (tmp_path / "tickethub" / "services").mkdir()
     (tmp_path / "tickethub" / "services" / "ok.py").write_text(
-        "def w(self):\n    with self._store.write() as uow:\n        uow.events.append_many([], 0)\n")
+        "def w(self):\n"
+        "    with self._store.write() as uow:\n"
+        "        uow.events.append_many([], 0)\n")
     assert write_path_violations(tmp_path) == [
         "tickethub/channels/bad.py:2 calls hub.store.write()",
         "tickethub/channels/bad.py:3 calls uow.tickets.update_many()"]

@@ -24,10 +24,10 @@ from tickethub.api.deps import actor_for, bearer_token, client_address, runtime
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.errors import Unauthenticated
 from tickethub.group_commit import GroupCommit
-from tickethub.services.doors import AgentProtocolDoor
 from tickethub.services.agent_step_writes import StepWrite, StepWriter, StepWritten
 from tickethub.services.agent_tasks import AgentTaskService, TaskInput, TaskView
 from tickethub.services.artifacts import ArtifactService
+from tickethub.services.doors import AgentProtocolDoor
 from tickethub.services.host import Host
 from tickethub.settings import Settings
 from tickethub.store.ap_records import SqlApStore

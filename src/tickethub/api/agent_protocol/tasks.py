@@ -41,10 +41,10 @@ from tickethub.domain.actors import Actor
 from tickethub.domain.status import Status
 from tickethub.errors import ValidationFailed
 from tickethub.ops.series import parked
-from tickethub.services.doors import AgentProtocolDoor
 from tickethub.services.agent_step_writes import PostedStep, StepInput
 from tickethub.services.agent_steps import open_state
 from tickethub.services.agent_tasks import REF_INPUT, StepView, TaskFilter, TaskInput
+from tickethub.services.doors import AgentProtocolDoor
 
 router = APIRouter(route_class=AgentProtocolRoute, tags=["agent"])
 

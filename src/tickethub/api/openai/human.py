@@ -24,8 +24,8 @@ from tickethub.domain.actors import Actor
 from tickethub.domain.tickets import Ticket
 from tickethub.llm.port import Completion, Usage
 from tickethub.ops.series import parked
-from tickethub.services.doors import TicketsDoor
 from tickethub.services.conversations_openai import HumanTurn, OpenAIConversations
+from tickethub.services.doors import TicketsDoor
 from tickethub.services.waiting import wait_resolved
 
 HUMAN = "human"

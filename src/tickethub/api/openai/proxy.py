@@ -31,8 +31,8 @@ from tickethub.llm.errors import UpstreamError
 from tickethub.llm.openai_compatible import OpenAICompatible, completion_of
 from tickethub.llm.port import Completion, ToolCall
 from tickethub.ops.series import parked
-from tickethub.services.doors import TicketsDoor
 from tickethub.services.conversations_openai import OpenAIConversations, Refusal
+from tickethub.services.doors import TicketsDoor
 from tickethub.services.waiting import wait_resolved
 
 JSON = "application/json"
