@@ -12,7 +12,6 @@ thread, so a big mail never holds up the event loop of a running hub.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections import Counter
 from collections.abc import Callable, Collection
@@ -115,9 +114,7 @@ class MailPipeline:
                          ({"op": "ignore", "reason": kind},))
             return "ignored"
         try:
-            # In a worker thread: its answer joins the hub's group commit (one write path).
-            is_reply = (self.reply_handler is not None
-                        and await asyncio.to_thread(self.reply_handler, mail))
+            is_reply = self.reply_handler is not None and self.reply_handler(mail)
         except Exception as exc:
             log.exception("reply check of %s failed", mail.message_id)
             return self._quarantine(mailbox, source_key, mail.message_id,
@@ -153,10 +150,9 @@ class MailPipeline:
                 op_log.append({"op": op.op, "target": op.target, "rejected": reason})
                 log.info("mail %s: rejected %s (%s)", mail.message_id, op.op, reason)
                 continue
-            done = await asyncio.to_thread(  # joins the hub's group commit, as above
-                functools.partial(self.applier.apply, mail, index, op,
-                                  thread_root=thread_root, default_parent=default_parent,
-                                  extractor=self.extractor.name, now=self.clock.now()))
+            done = self.applier.apply(mail, index, op, thread_root=thread_root,
+                                      default_parent=default_parent,
+                                      extractor=self.extractor.name, now=self.clock.now())
             results.append(done)
             op_log.append({"op": op.op, "target": done.ticket_id, "status": done.status,
                            "applied": done.applied})
