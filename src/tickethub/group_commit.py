@@ -6,8 +6,8 @@ answered only after its write is committed. A failed transaction fails every req
 it (nothing of it is stored); a commit function may also fail single items by putting
 an exception in their place (those items changed nothing).
 
-Doors that run in worker threads (web forms, GitHub and email answers, the conversation
-engine, mail) join the same queue through ``submit_blocking``: with the group commit
+Doors that run in worker threads (web forms, GitHub answers, the conversation engine,
+OpenAI asks) join the same queue through ``submit_blocking``: with the group commit
 bound to the hub's event loop (``bind``), a thread's write goes in with the event loop's
 requests, in one transaction; without one (the CLI's local mode, a script) it is written
 alone, as before."""

@@ -140,7 +140,7 @@ class TicketService:
     # (``services/ticket_writes.py``), group-committed with whatever else is being
     # written, and returns once its write is committed. The ``a``-prefixed ones are for
     # doors on the event loop; the plain ones for doors in worker threads (web forms,
-    # GitHub, email, mail, conversations), which join the same queue once the hub has
+    # GitHub, conversations, OpenAI), which join the same queue once the hub has
     # bound it to its loop (``bind``), and otherwise write in a transaction of their own.
 
     def ask(
