@@ -52,3 +52,61 @@ async def test_an_item_failed_in_its_place_fails_only_its_own_request() -> None:
                                    return_exceptions=True)
     assert results[0] == 0 and results[2] == 2
     assert [str(r) for r in results[1::2]] == ["odd 1", "odd 3"]
+
+
+async def test_threads_join_the_event_loops_batch_once_bound() -> None:
+    batches: list[list[int]] = []
+    gate = threading.Event()
+
+    def commit(items: Sequence[int]) -> list[int]:
+        if not batches:
+            gate.wait(5)
+        batches.append(list(items))
+        return [i * 10 for i in items]
+
+    group = GroupCommit(commit)
+    group.bind(asyncio.get_running_loop())
+    first = asyncio.create_task(group.submit(0))
+    await asyncio.sleep(0.05)
+    threads = [asyncio.create_task(asyncio.to_thread(group.submit_blocking, i))
+               for i in (1, 2)]
+    for _ in range(500):
+        if len(group._queue) == 2:
+            break
+        await asyncio.sleep(0.01)
+    loop_item = asyncio.create_task(group.submit(3))
+    await asyncio.sleep(0.05)
+    gate.set()
+    assert [await first, await threads[0], await threads[1], await loop_item] == [0, 10, 20, 30]
+    assert batches[0] == [0] and sorted(batches[1]) == [1, 2, 3]
+
+
+def test_unbound_a_thread_commits_alone_and_gets_its_error() -> None:
+    def commit(items: Sequence[int]) -> list[int | Exception]:
+        return [ValueError("odd") if i % 2 else i for i in items]
+
+    group = GroupCommit(commit)
+    assert group.submit_blocking(2) == 2
+    with pytest.raises(ValueError, match="odd"):
+        group.submit_blocking(1)
+
+
+async def test_a_commit_that_writes_through_another_group_does_not_wait_on_it() -> None:
+    """Inside a commit (a drain thread) a blocking submit writes alone: queueing behind
+    the loop from there could deadlock."""
+    threads: list[tuple[str, str]] = []
+
+    def inner_commit(items: Sequence[int]) -> list[int]:
+        threads.append(("inner", threading.current_thread().name))
+        return [i + 1 for i in items]
+
+    def outer_commit(items: Sequence[int]) -> list[int]:
+        threads.append(("outer", threading.current_thread().name))
+        return [inner.submit_blocking(i) for i in items]
+
+    inner = GroupCommit(inner_commit)
+    inner.bind(asyncio.get_running_loop())
+    outer = GroupCommit(outer_commit)
+    assert await asyncio.wait_for(outer.submit(1), 10) == 2
+    (_, outer_thread), (_, inner_thread) = threads
+    assert inner_thread == outer_thread  # written right there, not queued

@@ -22,6 +22,9 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
                "tickethub.store"),
     "store": ("tickethub.server", "tickethub.api", "tickethub.web"),
     "bus": ("tickethub.server", "tickethub.api", "tickethub.web"),
+    # Doors get narrow interfaces (services/doors.py), never the runtime.
+    "api": ("tickethub.server",),
+    "web": ("tickethub.server",),
 }
 
 
@@ -96,3 +99,61 @@ def test_channels_and_mail_importing_the_runtime_would_fail(tmp_path: Path,
     assert violations("channels") == [
         "tickethub/channels/bad.py:1 imports tickethub.server.runtime",
         "tickethub/channels/bad.py:1 imports tickethub.server.runtime.HubRuntime"]
+
+
+# -- one write path ------------------------------------------------------------------------
+# Ticket state changes are written by services/ (ticket_writes.TicketWriter and the few
+# services with their own group-committed writers) on the store's ports; a door, channel,
+# engine or loop that opened a write transaction or called the repositories' batch
+# writes itself would bypass the group commit.
+
+STORE_WRITES = frozenset({"add_many", "update_many", "append_many"})
+MAY_WRITE = ("services", "store")
+
+
+def direct_writes(source: str) -> list[tuple[int, str]]:
+    """``(line, call)`` for each call in ``source`` that writes through the store itself:
+    ``<...store>.write()`` (opening a write transaction) or a repository batch write."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        name, owner = node.func.attr, ast.unparse(node.func.value)
+        if name == "write" and not node.args and owner.lower().endswith("store"):
+            found.append((node.lineno, f"{owner}.write()"))
+        elif name in STORE_WRITES:
+            found.append((node.lineno, f"{owner}.{name}()"))
+    return found
+
+
+def write_path_violations(root: Path) -> list[str]:
+    out = []
+    for path in sorted((root / "tickethub").rglob("*.py")):
+        package = path.relative_to(root / "tickethub").parts[0]
+        if package in MAY_WRITE:
+            continue
+        for line, call in direct_writes(path.read_text()):
+            out.append(f"{path.relative_to(root)}:{line} calls {call}")
+    return out
+
+
+def test_only_services_write_through_the_store() -> None:
+    assert write_path_violations(SRC) == []
+
+
+def test_the_write_check_sees_a_door_writing_itself(tmp_path: Path) -> None:
+    door = tmp_path / "tickethub" / "channels"
+    door.mkdir(parents=True)
+    (door / "bad.py").write_text(
+        "def answer(hub, changes):\n"
+        "    with hub.store.write() as uow:\n"
+        "        uow.tickets.update_many(changes)\n"
+        "    open('x').write('fine: not the store')\n")
+    (tmp_path / "tickethub" / "services").mkdir()
+    (tmp_path / "tickethub" / "services" / "ok.py").write_text(
+        "def w(self):\n"
+        "    with self._store.write() as uow:\n"
+        "        uow.events.append_many([], 0)\n")
+    assert write_path_violations(tmp_path) == [
+        "tickethub/channels/bad.py:2 calls hub.store.write()",
+        "tickethub/channels/bad.py:3 calls uow.tickets.update_many()"]

@@ -4,13 +4,21 @@ and in-hub workers' replies): requests that arrive while a transaction is runnin
 for it and then go in together, in the next single transaction. Each request is still
 answered only after its write is committed. A failed transaction fails every request in
 it (nothing of it is stored); a commit function may also fail single items by putting
-an exception in their place (those items changed nothing)."""
+an exception in their place (those items changed nothing).
+
+Doors that run in worker threads (web forms, GitHub answers, the conversation engine,
+OpenAI asks) join the same queue through ``submit_blocking``: with the group commit
+bound to the hub's event loop (``bind``), a thread's write goes in with the event loop's
+requests, in one transaction; without one (the CLI's local mode, a script) it is written
+alone, as before."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Generic, TypeVar
 
 from tickethub.ops.series import GROUP_COMMIT_BATCH, GROUP_COMMIT_SECONDS
@@ -19,6 +27,26 @@ In = TypeVar("In")
 Out = TypeVar("Out")
 
 MAX_BATCH = 64
+# How long a thread waits on the event loop between checks that it still runs.
+_POLL_SECONDS = 1.0
+
+_committing = threading.local()
+
+
+def _mark_commit_thread() -> None:
+    _committing.active = True
+
+
+# The drains' threads: their own pool, not the loop's default executor, so threads that
+# block in ``submit_blocking`` (some from that executor) can never starve the drain that
+# would release them. One drain per GroupCommit at a time, so a few threads serve all.
+_DRAINS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="group-commit",
+                             initializer=_mark_commit_thread)
+
+
+class LoopGone(RuntimeError):
+    """The event loop a blocking submit waited on stopped before answering: whether the
+    item was written is unknown (the hub is shutting down)."""
 
 
 class GroupCommit(Generic[In, Out]):
@@ -33,6 +61,7 @@ class GroupCommit(Generic[In, Out]):
         self._queue: list[tuple[In, asyncio.Future[Out]]] = []
         self._draining = False
         self._drainer: asyncio.Task[None] | None = None  # held so it is not collected
+        self._loop: asyncio.AbstractEventLoop | None = None  # for ``submit_blocking``
         # metrics: the writer's name (a bounded label: one per GroupCommit in the code)
         writer = getattr(commit, "__qualname__", None) or getattr(commit, "__name__", "commit")
         self._batch_sizes = GROUP_COMMIT_BATCH.labels(writer=writer)
@@ -51,6 +80,32 @@ class GroupCommit(Generic[In, Out]):
             self._drainer = loop.create_task(self._drain())
         return await future
 
+    def bind(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        """Let threads' ``submit_blocking`` join the queue on ``loop`` (``None``: stop)."""
+        self._loop = loop
+
+    def submit_blocking(self, item: In) -> Out:
+        """``submit(item)`` from a thread that is not the event loop's: queued on the bound
+        loop with everything else, waiting for the result. Committed alone, in this
+        thread, when no running loop is bound, or when called on an event loop's thread
+        or inside a commit (where waiting on the queue could never end)."""
+        loop = self._loop
+        if (loop is None or not loop.is_running() or _on_event_loop()
+                or getattr(_committing, "active", False)):
+            [result] = self._commit([item])
+            if isinstance(result, Exception):
+                raise result
+            return result
+        future = asyncio.run_coroutine_threadsafe(self.submit(item), loop)
+        while True:
+            try:
+                return future.result(_POLL_SECONDS)
+            except TimeoutError:
+                if not loop.is_running():
+                    future.cancel()
+                    raise LoopGone("the hub stopped before this write was confirmed") \
+                        from None
+
     async def _drain(self) -> None:
         try:
             while self._queue:
@@ -58,10 +113,10 @@ class GroupCommit(Generic[In, Out]):
                 self._batch_sizes.observe(len(batch))
                 started = time.perf_counter()
                 try:
-                    # The loop's own executor: lighter than anyio's worker threads,
-                    # and one drain at a time needs one thread.
+                    # A plain executor thread (lighter than anyio's worker threads);
+                    # one drain at a time needs one thread.
                     results = await asyncio.get_running_loop().run_in_executor(
-                        None, self._commit, [item for item, _ in batch])
+                        _DRAINS, self._commit, [item for item, _ in batch])
                 except Exception as exc:
                     self._seconds.observe(time.perf_counter() - started)
                     for _, future in batch:
@@ -78,3 +133,11 @@ class GroupCommit(Generic[In, Out]):
                         future.set_result(result)
         finally:
             self._draining = False
+
+
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

@@ -70,7 +70,7 @@ class HostedTaskStep:
                             **fields)
         await self._stored()
         tools = self._tools
-        ticket, _ = await anyio.to_thread.run_sync(tools.tickets.ask, tools.actor, draft)
+        ticket, _ = await tools.tickets.aask(tools.actor, draft)
         return await wait_resolved(tools.tickets.get, tools.bus, ticket.id,
                                    _FOREVER if timeout is None else timeout)
 

@@ -243,10 +243,9 @@ class HostedTaskWorker:
         """Answer the task's ticket (the task is done) and read the step back."""
         tools = self._tools
         try:
-            await anyio.to_thread.run_sync(
-                lambda: tools.tickets.answer(tools.actor, pending.ticket.id,
-                                             text or (None if data is not None else EMPTY_REPLY),
-                                             data, VIA))
+            await tools.tickets.aanswer(tools.actor, pending.ticket.id,
+                                        text or (None if data is not None else EMPTY_REPLY),
+                                        data, VIA)
         except TickethubError as exc:  # e.g. a person resolved the ticket meanwhile
             log.info("could not finish task %s: %s", pending.task.task_id, exc.detail)
         _, view = await anyio.to_thread.run_sync(self._tasks.step, pending.task.task_id,

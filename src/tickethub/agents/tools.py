@@ -8,7 +8,6 @@ time); then the action runs. Every outcome — done, refused, denied — is an a
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -126,7 +125,7 @@ class Toolbox:
             title=f"Approve: {self._m.name} wants to {scope.value}",
             body=f"Run {self._run_id} asks to {scope.value}.\n\nWhy: {why or '-'}",
             proposal={"tool": scope.value, "arguments": args})
-        ticket, _ = await asyncio.to_thread(self._tickets.ask, self._actor, draft)
+        ticket, _ = await self._tickets.aask(self._actor, draft)
         await self._audit.record(scope.value, "pending", why, approval_ticket=ticket.id)
         decided: Ticket = await wait_resolved(self._tickets.get, self._bus, ticket.id,
                                               self._budget.seconds_left())
@@ -182,7 +181,7 @@ class Toolbox:
                               str(args["question"])))
         draft = TicketDraft(kind=kind, title=self._redact(title), body=self._redact(body),
                             parent_id=self._run_ticket, assignee=self._owner)
-        ticket, _ = await asyncio.to_thread(self._tickets.ask, self._actor, draft)
+        ticket, _ = await self._tickets.aask(self._actor, draft)
         return ToolResult(True, f"opened ticket {ticket.id}", {"ticket_id": ticket.id})
 
 

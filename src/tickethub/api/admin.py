@@ -11,11 +11,11 @@ from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.api.schemas import ActorOut, TokenIn, TokenOut, WebhookIn, WebhookOut
 from tickethub.api.wire_types import Id
 from tickethub.domain.actors import Actor, Role
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import AdminDoor
 
 router = APIRouter(prefix="/api/v1", tags=["admin"], responses=PROBLEM_RESPONSES)
 
-Hub = Annotated[HubRuntime, Depends(runtime)]
+Hub = Annotated[AdminDoor, Depends(runtime)]
 Me = Annotated[Actor, Depends(current_actor)]
 Admin = Annotated[Actor, Depends(admin_actor)]
 

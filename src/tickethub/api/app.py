@@ -31,7 +31,7 @@ from tickethub.api.hooks_agents import router as agents_hooks
 from tickethub.api.limits import BodySizeLimit
 from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.ops.request_id import RequestIds
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import AppHub
 from tickethub.web import mount as mount_web
 
 DESCRIPTION = """
@@ -42,7 +42,7 @@ with a stable `code` and the `field` at fault.
 """
 
 
-def create_app(hub: HubRuntime) -> FastAPI:
+def create_app(hub: AppHub) -> FastAPI:
     """The ASGI app for ``hub``. Its lifespan runs the hub's background loops."""
 
     @asynccontextmanager

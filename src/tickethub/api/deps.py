@@ -11,15 +11,17 @@ from fastapi import Depends, Request
 from starlette.types import Scope
 
 from tickethub.domain.actors import Actor, require_admin
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import AppHub, Door
 
 T = TypeVar("T")
 
 
-async def runtime(request: Request) -> HubRuntime:
-    """The hub (``async``: FastAPI runs a plain ``def`` dependency in a worker thread,
-    a thread hop per request for an attribute read)."""
-    hub: HubRuntime = request.app.state.hub
+async def runtime(request: Request) -> AppHub:
+    """The hub, which a door's handler declares as the narrow interface it needs
+    (``services/doors.py``: ``hub: TicketsDoor = Depends(runtime)``). ``async``: FastAPI
+    runs a plain ``def`` dependency in a worker thread, a thread hop per request for an
+    attribute read."""
+    hub: AppHub = request.app.state.hub
     return hub
 
 
@@ -33,7 +35,7 @@ def bearer_of(authorization: str) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-async def current_actor(request: Request, hub: HubRuntime = Depends(runtime)) -> Actor:
+async def current_actor(request: Request, hub: Door = Depends(runtime)) -> Actor:
     """The actor behind the bearer token; 401 without a valid one."""
     return await actor_for(hub, bearer_token(request), client_address(request.scope))
 
@@ -44,7 +46,7 @@ def client_address(scope: Scope) -> str | None:
     return str(client[0]) if client else None
 
 
-async def actor_for(hub: HubRuntime, token: str | None, client: str | None = None) -> Actor:
+async def actor_for(hub: Door, token: str | None, client: str | None = None) -> Actor:
     """The actor behind ``token``: from the auth cache without a thread hop when it was
     checked moments ago, else from the store. 401 without a valid token; 429 while
     ``client`` is throttled for sending unknown ones."""

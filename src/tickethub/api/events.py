@@ -18,11 +18,11 @@ from tickethub.domain.events import Event
 from tickethub.domain.ids import MAX_ID, parse_id
 from tickethub.errors import DatabaseUnavailable, ValidationFailed
 from tickethub.ops.series import parked
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import EventsDoor
 
 router = APIRouter(prefix="/api/v1", tags=["events"], responses=PROBLEM_RESPONSES)
 
-Hub = Annotated[HubRuntime, Depends(runtime)]
+Hub = Annotated[EventsDoor, Depends(runtime)]
 Me = Annotated[Actor, Depends(current_actor)]
 _STREAM_BATCH = 500
 

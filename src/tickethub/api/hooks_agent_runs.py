@@ -21,7 +21,7 @@ from tickethub.agents.runners.grants import SIGNATURE_HEADER
 from tickethub.api.deps import runtime
 from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.errors import Unavailable
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import HooksDoor
 
 router = APIRouter(tags=["agents"], responses=PROBLEM_RESPONSES)
 _REFUSED: dict[int | str, dict[str, Any]] = {
@@ -30,7 +30,7 @@ _REFUSED: dict[int | str, dict[str, Any]] = {
     409: {"description": "The run no longer waits (reported, or timed out)"}}
 
 
-def _runner(hub: HubRuntime) -> ActionsRunner:
+def _runner(hub: HooksDoor) -> ActionsRunner:
     runner = hub.agents.kernel.actions if hub.agents is not None else None
     if not isinstance(runner, ActionsRunner):
         raise Unavailable("personal agents are off (TICKETHUB_AGENTS_ENABLED)")
@@ -40,7 +40,7 @@ def _runner(hub: HubRuntime) -> ActionsRunner:
 @router.get("/hooks/agents/runs/{run_id}/context", summary="An Actions run's context",
             responses=_REFUSED)
 async def run_context(run_id: int, expires: int = Query(...), signature: str = Query(...),
-                      hub: HubRuntime = Depends(runtime)) -> Any:
+                      hub: HooksDoor = Depends(runtime)) -> Any:
     return JSONResponse(_runner(hub).context(run_id, expires, signature),
                         headers={"Cache-Control": "no-store"})
 
@@ -48,7 +48,7 @@ async def run_context(run_id: int, expires: int = Query(...), signature: str = Q
 @router.post("/hooks/agents/runs/{run_id}/result", summary="An Actions run's result",
              status_code=202, responses={**_REFUSED, 422: {"description": "Not a result"}})
 async def run_result(run_id: int, request: Request,
-                     hub: HubRuntime = Depends(runtime)) -> Any:
+                     hub: HooksDoor = Depends(runtime)) -> Any:
     result = _runner(hub).accept(run_id, await request.body(),
                                  request.headers.get(SIGNATURE_HEADER))
     return JSONResponse({"run_id": run_id, "status": result.status,

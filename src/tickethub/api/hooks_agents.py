@@ -24,7 +24,7 @@ from tickethub.domain.actors import Actor, Role
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import TicketDraft
 from tickethub.errors import MalformedJSON, NotFound, Unauthenticated, Unavailable, ValidationFailed
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import HooksDoor
 
 router = APIRouter(tags=["agents"])
 SECRET_NAME = "webhook-secret"
@@ -33,7 +33,7 @@ SECRET_NAME = "webhook-secret"
 @router.post("/hooks/agents/{owner}", summary="Send an event to a person's agents",
              status_code=202, responses={401: {"description": "Bad or missing signature"}})
 async def agents_webhook(owner: str, request: Request,
-                         hub: HubRuntime = Depends(runtime)) -> Any:
+                         hub: HooksDoor = Depends(runtime)) -> Any:
     agents = hub.agents
     if agents is None:
         raise Unavailable("personal agents are off (TICKETHUB_AGENTS_ENABLED)")

@@ -27,12 +27,12 @@ from tickethub.errors import (
     Unauthenticated,
     ValidationFailed,
 )
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import HooksDoor
 
 router = APIRouter(tags=["chat"], responses=PROBLEM_RESPONSES)
 
 
-def _transport(hub: HubRuntime, name: str, setting: str) -> WebhookTransport:
+def _transport(hub: HooksDoor, name: str, setting: str) -> WebhookTransport:
     transport = hub.chat_hooks.get(name)
     if transport is None:
         raise NotFound(f"the {name} chat transport is off: set TICKETHUB_{setting}",
@@ -42,7 +42,7 @@ def _transport(hub: HubRuntime, name: str, setting: str) -> WebhookTransport:
 
 @router.post("/hooks/slack", summary="Receive a Slack Events API request",
              responses={401: {"description": "Bad signature or stale timestamp"}})
-async def slack_events(request: Request, hub: HubRuntime = Depends(runtime)) -> Any:
+async def slack_events(request: Request, hub: HooksDoor = Depends(runtime)) -> Any:
     transport = _transport(hub, slack.TRANSPORT, "SLACK_SIGNING_SECRET")
     secret = hub.settings.slack_signing_secret
     assert secret is not None
@@ -76,7 +76,7 @@ async def slack_events(request: Request, hub: HubRuntime = Depends(runtime)) -> 
 @router.post("/hooks/mattermost",
              summary="Receive a Mattermost outgoing webhook or slash command",
              responses={401: {"description": "Unknown token"}})
-async def mattermost_hook(request: Request, hub: HubRuntime = Depends(runtime)) -> Any:
+async def mattermost_hook(request: Request, hub: HooksDoor = Depends(runtime)) -> Any:
     transport = _transport(hub, mattermost.TRANSPORT, "MATTERMOST_TOKENS")
     assert isinstance(transport, mattermost.MattermostTransport)
     body = await request.body()
@@ -108,7 +108,7 @@ async def mattermost_hook(request: Request, hub: HubRuntime = Depends(runtime)) 
 
 @router.post("/hooks/telegram", summary="Receive a Telegram Bot API update",
              responses={401: {"description": "Bad secret token"}})
-async def telegram_hook(request: Request, hub: HubRuntime = Depends(runtime)) -> Any:
+async def telegram_hook(request: Request, hub: HooksDoor = Depends(runtime)) -> Any:
     transport = _transport(hub, telegram.TRANSPORT, "TELEGRAM_WEBHOOK_SECRET")
     secret = hub.settings.telegram_webhook_secret
     assert secret is not None

@@ -20,7 +20,7 @@ from tickethub.api.json_bodies import json_object
 from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.channels.github.signature import verify
 from tickethub.errors import MalformedJSON, Unauthenticated, Unavailable, ValidationFailed
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import HooksDoor
 
 router = APIRouter(tags=["github"], responses=PROBLEM_RESPONSES)
 
@@ -28,7 +28,7 @@ router = APIRouter(tags=["github"], responses=PROBLEM_RESPONSES)
 @router.post("/hooks/github", summary="Receive a GitHub webhook delivery",
              status_code=202, responses={200: {"description": "A replay; nothing done"},
                                          401: {"description": "Bad or missing signature"}})
-async def github_webhook(request: Request, hub: HubRuntime = Depends(runtime)) -> Any:
+async def github_webhook(request: Request, hub: HooksDoor = Depends(runtime)) -> Any:
     body = await request.body()
     secret = hub.settings.github_webhook_secret
     if secret is None or not verify(secret.get_secret_value(), body,

@@ -20,7 +20,7 @@ from tickethub.api.deps import bearer_token, call
 from tickethub.errors import NotFound, Unauthenticated
 from tickethub.ops.scrape import HubCollector
 from tickethub.ops.series import REGISTRY
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import MetricsDoor
 
 router = APIRouter(tags=["health"])
 
@@ -32,7 +32,7 @@ class _Process(Collector):
         return REGISTRY.collect()
 
 
-def registry_for(state: Any, hub: HubRuntime) -> CollectorRegistry:
+def registry_for(state: Any, hub: MetricsDoor) -> CollectorRegistry:
     """The registry a scrape of ``hub`` renders: built once per app (``state``)."""
     registry: CollectorRegistry | None = getattr(state, "metrics_registry", None)
     if registry is None:
@@ -49,7 +49,7 @@ def registry_for(state: Any, hub: HubRuntime) -> CollectorRegistry:
 @router.get("/metrics", summary="Prometheus metrics (off unless TICKETHUB_METRICS)",
             response_class=Response, include_in_schema=False)
 async def metrics(request: Request) -> Response:
-    hub: HubRuntime = request.app.state.hub
+    hub: MetricsDoor = request.app.state.hub
     settings = hub.settings
     if not settings.metrics:
         raise NotFound("not found")

@@ -46,16 +46,16 @@ from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
 from tickethub.errors import ValidationFailed
 from tickethub.ops.series import parked
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import TicketsDoor
 
 router = APIRouter(prefix="/api/v1", tags=["tickets"], responses=PROBLEM_RESPONSES)
 
-Hub = Annotated[HubRuntime, Depends(runtime)]
+Hub = Annotated[TicketsDoor, Depends(runtime)]
 Me = Annotated[Actor, Depends(current_actor)]
 IdempotencyKey = Annotated[str | None, Field(max_length=200)]
 
 
-def _out(hub: HubRuntime, ticket: Ticket, status_code: int = 200,
+def _out(hub: TicketsDoor, ticket: Ticket, status_code: int = 200,
          headers: dict[str, str] | None = None) -> Response:
     """The ticket as JSON. Returned as a ready response: FastAPI would otherwise validate
     the model a second time (``response_model`` still documents it)."""
@@ -108,7 +108,7 @@ def _checked(adapter: TypeAdapter[Any], value: Any, loc: tuple[str, ...],
         return None
 
 
-async def _actor_of(request: DirectRequest, hub: HubRuntime) -> Actor:
+async def _actor_of(request: DirectRequest, hub: TicketsDoor) -> Actor:
     token = bearer_of(request.headers.get(b"authorization", b"").decode("latin-1"))
     return await actor_for(hub, token, client_address(request.scope))
 
@@ -120,7 +120,7 @@ def _header(request: DirectRequest, name: bytes) -> str | None:
 
 async def _ask_direct(request: DirectRequest) -> Response:
     raw = _json_of(request.body)
-    hub: HubRuntime = request.app.state.hub
+    hub: TicketsDoor = request.app.state.hub
     me = await _actor_of(request, hub)
     errors: list[dict[str, Any]] = []
     key = _checked(_IDEMPOTENCY_KEY, _header(request, b"idempotency-key"),
@@ -133,7 +133,7 @@ async def _ask_direct(request: DirectRequest) -> Response:
 
 async def _answer_direct(request: DirectRequest) -> Response:
     raw = _json_of(request.body)
-    hub: HubRuntime = request.app.state.hub
+    hub: TicketsDoor = request.app.state.hub
     me = await _actor_of(request, hub)
     errors: list[dict[str, Any]] = []
     ticket_id = _checked(_TICKET_ID, request.path_params["ticket_id"],
@@ -159,7 +159,7 @@ async def create_ticket(
     return await ask(hub, me, body, idempotency_key)
 
 
-async def ask(hub: HubRuntime, me: Actor, body: TicketIn, idempotency_key: str | None
+async def ask(hub: TicketsDoor, me: Actor, body: TicketIn, idempotency_key: str | None
               ) -> Response:
     """Open the ticket ``body`` describes: 201 with its ``Location``, or 200 and
     ``Idempotent-Replayed: true`` when ``idempotency_key`` already made it."""

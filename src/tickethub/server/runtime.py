@@ -167,6 +167,8 @@ class HubRuntime:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[HubRuntime]:
         self.bus.bind(asyncio.get_running_loop())
+        # Doors in worker threads join the event loop's group commit (one write path).
+        self.tickets.bind(asyncio.get_running_loop())
         await self.bus.start()
         self.bus.last_seq = await asyncio.to_thread(self.events.last_seq)
         await asyncio.to_thread(self.store.analyze)  # planner statistics, once per start
@@ -212,6 +214,7 @@ class HubRuntime:
             self._tasks = []
             await self.bus.stop()
             self.bus.unbind()
+            self.tickets.bind(None)
             await self.http.aclose()
 
     def close(self) -> None:

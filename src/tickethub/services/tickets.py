@@ -80,6 +80,11 @@ class TicketService:
         self._grouped: GroupCommit[TicketWrite, TicketWritten] = GroupCommit(
             self._writer.write)
 
+    def bind(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        """Have the plain (thread) commands join the event loop's group commit on
+        ``loop``; ``None`` when the loop stops (they then write alone)."""
+        self._grouped.bind(loop)
+
     # -- reads ---------------------------------------------------------------------------
     # ``viewer``: the actor reading; a ticket it may not read (``domain.visibility``) is
     # ``NotFound`` and is left out of lists. ``None`` (the hub's own loops): no filter.
@@ -132,9 +137,11 @@ class TicketService:
 
     # -- commands ------------------------------------------------------------------------
     # Each command checks what needs no transaction, then goes through the one write path
-    # (``services/ticket_writes.py``). The plain methods write in a transaction of their
-    # own; the ``a``-prefixed ones (for doors on the event loop) join a group commit
-    # with whatever else is being written, and return once their write is committed.
+    # (``services/ticket_writes.py``), group-committed with whatever else is being
+    # written, and returns once its write is committed. The ``a``-prefixed ones are for
+    # doors on the event loop; the plain ones for doors in worker threads (web forms,
+    # GitHub, conversations, OpenAI), which join the same queue once the hub has
+    # bound it to its loop (``bind``), and otherwise write in a transaction of their own.
 
     def ask(
         self, actor: Actor, draft: TicketDraft, idempotency_key: str | None = None, *,
@@ -148,7 +155,7 @@ class TicketService:
         model's tool call), which a person must see, then edit or deny. The caller flags
         such a ticket; ``approve`` refuses it unedited."""
         item = self._ask_item(actor, draft, idempotency_key, unchecked_proposal)
-        asked = self._writer.write_one(item)
+        asked = self._grouped.submit_blocking(item)
         assert isinstance(asked, Asked)
         return asked.ticket, asked.created
 
@@ -190,7 +197,7 @@ class TicketService:
     ) -> Message:
         """Add a message. A repeated ``(via, external_id)`` returns the stored message and
         changes nothing. ``trusted`` may only lower what the actor's role allows."""
-        return self._written(self._writer.write_one(self._post_item(
+        return self._written(self._grouped.submit_blocking(self._post_item(
             actor, ticket_id, body, via, external_id, trusted, data)), Message)
 
     async def apost_message(self, actor: Actor, ticket_id: int, body: str, via: str, *,
@@ -566,7 +573,7 @@ class TicketService:
         return Change(actor, ticket_id, apply, event, expected_version, message)
 
     def _change(self, item: Change) -> Ticket:
-        return self._written(self._writer.write_one(item), Ticket)
+        return self._written(self._grouped.submit_blocking(item), Ticket)
 
     @staticmethod
     def _written(result: TicketWritten, kind: type[_W]) -> _W:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import WebDoor
 from tickethub.services.inbox import VIEWS, InboxQuery
 
 VIEW_LABELS = {"team": "Waiting on my team", "me": "Waiting on me", "all": "All tickets"}
@@ -28,7 +28,7 @@ class SearchScope:
     elsewhere: list[Elsewhere]
 
 
-def scope(hub: HubRuntime, query: InboxQuery, filters: list[tuple[str, str]]
+def scope(hub: WebDoor, query: InboxQuery, filters: list[tuple[str, str]]
           ) -> SearchScope | None:
     """For a search, the other views that have matches (blocking: a worker thread)."""
     if not query.q:

@@ -12,7 +12,7 @@ from tickethub.domain.messages import Message
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import Ticket, TicketQuery
 from tickethub.errors import NotFound
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import WebDoor
 from tickethub.web.links import OutsideLink, outside_links
 
 MAX_CHILDREN = 200
@@ -77,7 +77,7 @@ def _ancestor_ids(ticket: Ticket) -> list[int]:
     return [i for i in ids if i != ticket.id]
 
 
-def load(hub: HubRuntime, ticket_id: int, viewer: Actor | None = None) -> TicketView:
+def load(hub: WebDoor, ticket_id: int, viewer: Actor | None = None) -> TicketView:
     """The ticket page's data as ``viewer`` may read it (``domain.visibility``);
     raises ``NotFound`` for an unknown or unreadable ticket. Ancestors and children it
     may not read are left out."""

@@ -15,7 +15,7 @@ from typing import Any
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Status
 from tickethub.errors import ValidationFailed
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import WebDoor
 
 VIA = "web"
 SNOOZES: dict[str, tuple[timedelta, str]] = {
@@ -30,7 +30,7 @@ SNOOZES: dict[str, tuple[timedelta, str]] = {
 class Act:
     """One action's input: the person, the ticket, the form, the version it was shown at."""
 
-    hub: HubRuntime
+    hub: WebDoor
     actor: Actor
     ticket_id: int
     form: dict[str, str]

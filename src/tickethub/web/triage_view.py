@@ -11,7 +11,7 @@ from tickethub.domain.messages import Message
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import Ticket
 from tickethub.errors import NotFound
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import WebDoor
 from tickethub.services.inbox import InboxPage, InboxQuery, View
 from tickethub.services.saved_views import SavedView
 from tickethub.web.ticket_view import Proposal, describe_proposal
@@ -39,7 +39,7 @@ class TriageData:
     last_seq: int
 
 
-def load_pane(hub: HubRuntime, ticket_id: int, viewer: Actor, mark_read: bool) -> Pane:
+def load_pane(hub: WebDoor, ticket_id: int, viewer: Actor, mark_read: bool) -> Pane:
     """The pane of one ticket ``viewer`` reads (``NotFound`` otherwise); opening it marks
     it read for ``viewer`` when ``mark_read``."""
     ticket = hub.tickets.get(ticket_id, viewer)
@@ -51,7 +51,7 @@ def load_pane(hub: HubRuntime, ticket_id: int, viewer: Actor, mark_read: bool) -
                 proposal)
 
 
-def load(hub: HubRuntime, query: InboxQuery, viewer: Actor, open_id: int | None,
+def load(hub: WebDoor, query: InboxQuery, viewer: Actor, open_id: int | None,
          explicit: bool) -> TriageData:
     """The page. ``open_id`` (or else the first row) fills the pane; it is marked read
     only when the person chose it (``explicit``), not when it is merely first."""

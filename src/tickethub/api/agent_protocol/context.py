@@ -24,10 +24,10 @@ from tickethub.api.deps import actor_for, bearer_token, client_address, runtime
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.errors import Unauthenticated
 from tickethub.group_commit import GroupCommit
-from tickethub.server.runtime import HubRuntime
 from tickethub.services.agent_step_writes import StepWrite, StepWriter, StepWritten
 from tickethub.services.agent_tasks import AgentTaskService, TaskInput, TaskView
 from tickethub.services.artifacts import ArtifactService
+from tickethub.services.doors import AgentProtocolDoor
 from tickethub.services.host import Host
 from tickethub.settings import Settings
 from tickethub.store.ap_records import SqlApStore
@@ -119,13 +119,13 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
         await worker.aclose()
 
 
-async def ap_actor(request: Request, hub: HubRuntime = Depends(runtime),
+async def ap_actor(request: Request, hub: AgentProtocolDoor = Depends(runtime),
                    svc: ApServices = Depends(services)) -> Actor:
     return await actor_for_token(hub, svc, bearer_token(request),
                                  client_address(request.scope))
 
 
-async def actor_for_token(hub: HubRuntime, svc: ApServices, token: str | None,
+async def actor_for_token(hub: AgentProtocolDoor, svc: ApServices, token: str | None,
                           client: str | None = None) -> Actor:
     """Who acts: the token's actor, or the anonymous agent when no token was sent and
     anonymous access is on."""
@@ -138,6 +138,6 @@ async def actor_for_token(hub: HubRuntime, svc: ApServices, token: str | None,
     return await actor_for(hub, token, client)
 
 
-Hub = Annotated[HubRuntime, Depends(runtime)]
+Hub = Annotated[AgentProtocolDoor, Depends(runtime)]
 Services = Annotated[ApServices, Depends(services)]
 Me = Annotated[Actor, Depends(ap_actor)]

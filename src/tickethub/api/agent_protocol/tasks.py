@@ -41,10 +41,10 @@ from tickethub.domain.actors import Actor
 from tickethub.domain.status import Status
 from tickethub.errors import ValidationFailed
 from tickethub.ops.series import parked
-from tickethub.server.runtime import HubRuntime
 from tickethub.services.agent_step_writes import PostedStep, StepInput
 from tickethub.services.agent_steps import open_state
 from tickethub.services.agent_tasks import REF_INPUT, StepView, TaskFilter, TaskInput
+from tickethub.services.doors import AgentProtocolDoor
 
 router = APIRouter(route_class=AgentProtocolRoute, tags=["agent"])
 
@@ -61,7 +61,7 @@ _TASK_BODY: TypeAdapter[TaskRequestBody | None] = TypeAdapter(TaskRequestBody | 
 _STEP_BODY: TypeAdapter[StepRequestBody | None] = TypeAdapter(StepRequestBody | None)
 
 
-def waiting_for_human(hub: HubRuntime, ticket_id: int) -> dict[str, Any]:
+def waiting_for_human(hub: AgentProtocolDoor, ticket_id: int) -> dict[str, Any]:
     """Where a person answers: the ticket in the API and in the web inbox."""
     return {"ticket_id": ticket_id, "url": hub.public_url(f"/api/v1/tickets/{ticket_id}"),
             "html_url": hub.public_url(f"/t/{ticket_id}")}
@@ -176,7 +176,7 @@ async def list_steps(task_id: str, hub: Hub, svc: Services, me: Me,
     })
 
 
-async def hold_for_reply(hub: HubRuntime, svc: Any, task_id: str, step_id: str,
+async def hold_for_reply(hub: AgentProtocolDoor, svc: Any, task_id: str, step_id: str,
                          ticket_id: int, seconds: float, posted: PostedStep | None = None
                          ) -> StepView:
     """The step once it completes, or as it is after ``seconds``. Registers for the
@@ -215,7 +215,7 @@ async def execute_step(task_id: str, hub: Hub, svc: Services, me: Me,
     return FastJSONResponse(await execute(hub, svc, me, task_id, body))
 
 
-async def execute(hub: HubRuntime, svc: ApServices, me: Actor, task_id: str,
+async def execute(hub: AgentProtocolDoor, svc: ApServices, me: Actor, task_id: str,
                   body: StepRequestBody | None) -> dict[str, Any]:
     """Post a step (group-committed) and hold for its reply; the Step as the spec shapes
     it. With an agent worker inside the hub (``ap_worker``) the step goes straight to it;
@@ -241,7 +241,7 @@ async def execute(hub: HubRuntime, svc: ApServices, me: Actor, task_id: str,
     return step_out(view, waiting)
 
 
-def _sse(view: StepView, hub: HubRuntime, ticket_id: int) -> str:
+def _sse(view: StepView, hub: AgentProtocolDoor, ticket_id: int) -> str:
     data = json.dumps(step_out(view, waiting_for_human(hub, ticket_id)))
     return f"id: {view.state.step_id}:{view.state.status}\nevent: step\ndata: {data}\n\n"
 

@@ -18,7 +18,7 @@ from tickethub.domain.actors import Actor
 from tickethub.domain.status import WAITING, Kind
 from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
 from tickethub.ops.series import parked
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import TicketsDoor
 from tickethub.services.waiting import wait_resolved
 
 JSON = dict[str, Any]
@@ -50,7 +50,7 @@ class Desk(Protocol):
 class LocalDesk:
     """The desk of ``actor`` inside the hub process: services and the bus directly."""
 
-    def __init__(self, hub: HubRuntime, actor: Actor) -> None:
+    def __init__(self, hub: TicketsDoor, actor: Actor) -> None:
         self._hub = hub
         self._actor = actor
 

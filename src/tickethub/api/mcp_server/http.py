@@ -22,7 +22,7 @@ from tickethub.api.mcp_server.desk import Desk, LocalDesk
 from tickethub.api.mcp_server.tools import build_server
 from tickethub.api.problems import render
 from tickethub.errors import TickethubError
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import TicketsDoor
 
 PATH = "/mcp"
 
@@ -30,7 +30,7 @@ PATH = "/mcp"
 class _Authenticated:
     """Checks the bearer token before the MCP transport sees the request."""
 
-    def __init__(self, hub: HubRuntime, handle: object) -> None:
+    def __init__(self, hub: TicketsDoor, handle: object) -> None:
         self._hub = hub
         self._handle = handle
 
@@ -44,7 +44,7 @@ class _Authenticated:
         await self._handle(scope, receive, send)  # type: ignore[operator]
 
 
-def mount(app: FastAPI, hub: HubRuntime) -> None:
+def mount(app: FastAPI, hub: TicketsDoor) -> None:
     """Serve MCP at ``/mcp`` on ``app`` and run its session manager in the app's lifespan
     (through ``app.state.lifespan_hooks``)."""
 

@@ -13,11 +13,11 @@ from tickethub.api.openai.human import HumanDoor
 from tickethub.api.openai.proxy import ProxyDoor
 from tickethub.domain.actors import Actor
 from tickethub.llm.openai_compatible import OpenAICompatible
-from tickethub.server.runtime import HubRuntime
+from tickethub.services.doors import TicketsDoor
 
 
 class Gateway:
-    def __init__(self, hub: HubRuntime) -> None:
+    def __init__(self, hub: TicketsDoor) -> None:
         settings = hub.settings
         self.hub = hub
         self.human = HumanDoor(hub)

@@ -24,8 +24,8 @@ from tickethub.domain.actors import Actor
 from tickethub.domain.tickets import Ticket
 from tickethub.llm.port import Completion, Usage
 from tickethub.ops.series import parked
-from tickethub.server.runtime import HubRuntime
 from tickethub.services.conversations_openai import HumanTurn, OpenAIConversations
+from tickethub.services.doors import TicketsDoor
 from tickethub.services.waiting import wait_resolved
 
 HUMAN = "human"
@@ -67,7 +67,7 @@ def request_assistance(ticket_url: str, thought: str, reasoning: str) -> str:
 class HumanDoor:
     """Answers chat-completions requests for the ``human`` models."""
 
-    def __init__(self, hub: HubRuntime) -> None:
+    def __init__(self, hub: TicketsDoor) -> None:
         self._hub = hub
         self._conversations = OpenAIConversations(
             hub.tickets, replay_answers=hub.settings.openai_replay_answers)

@@ -31,8 +31,8 @@ from tickethub.llm.errors import UpstreamError
 from tickethub.llm.openai_compatible import OpenAICompatible, completion_of
 from tickethub.llm.port import Completion, ToolCall
 from tickethub.ops.series import parked
-from tickethub.server.runtime import HubRuntime
 from tickethub.services.conversations_openai import OpenAIConversations, Refusal
+from tickethub.services.doors import TicketsDoor
 from tickethub.services.waiting import wait_resolved
 
 JSON = "application/json"
@@ -51,7 +51,7 @@ class ToolPolicy:
 class ProxyDoor:
     """Forwards chat-completions requests to the upstream, gating named tool calls."""
 
-    def __init__(self, hub: HubRuntime, upstream: OpenAICompatible) -> None:
+    def __init__(self, hub: TicketsDoor, upstream: OpenAICompatible) -> None:
         settings = hub.settings
         self._hub = hub
         self._upstream = upstream
