@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, and_, func, or_, select, union_all
+from sqlalchemy import ColumnElement, Select, and_, func, or_, select, union_all
 
 from tickethub.domain.status import Status
 from tickethub.domain.tickets import Ticket
@@ -68,7 +68,7 @@ def _urgent(query: InboxQuery) -> Select[Any]:
     the index (``due_at, id DESC``: an undated branch orders by its all-NULL ``due_at``
     too, so the index still serves it) and limited; the merge is sorted and limited."""
     due, ident, cursor = tickets.c.due_at, tickets.c.id, query.cursor
-    parts = []  # the rest of the order, as conditions on (due_at, id)
+    parts: list[ColumnElement[bool]]  # the rest of the order, as conditions on (due_at, id)
     if cursor is None:
         parts = [due.is_not(None), due.is_(None)]
     elif cursor.due_at is not None:
