@@ -55,3 +55,24 @@ async def test_a_signed_event_runs_the_owners_agent_only(
     refused = await client.post("/hooks/agents/alice", content=missing, headers={
         "X-Hub-Signature-256": sign("alice-webhook-secret-1", missing)})
     assert refused.status_code == 422 and refused.json()["field"] == "event"
+
+
+async def test_a_body_that_is_no_json_object_is_refused_like_every_webhook_door(
+        runtime: HubRuntime, client: httpx.AsyncClient) -> None:
+    """The same check as ``/hooks/github`` and the chat doors (``api.json_bodies``): a
+    400 ``malformed_json`` naming ``body`` for text that is not JSON and for JSON that
+    is not an object; nothing runs."""
+    agents = install_agents(runtime, llm=ScriptedLLM("unused"))
+    agents.kernel.registry.register(Deployed())
+    agents.directory.install("alice", "deployed")
+    agents.directory.set_secret("alice", "webhook-secret", "alice-webhook-secret-1")
+    for body in (b"deploy finished", b"\xff\xfe", b'["deploy.finished"]', b'"x"', b"12"):
+        refused = await client.post("/hooks/agents/alice", content=body, headers={
+            "X-Hub-Signature-256": sign("alice-webhook-secret-1", body)})
+        assert refused.status_code == 400, (body, refused.text)
+        problem = refused.json()
+        assert refused.headers["content-type"].startswith("application/problem+json")
+        assert problem["field"] == "body", (body, problem)
+        assert problem["code"] == "malformed_json", (body, problem)
+    await agents.kernel.drain()
+    assert agents.directory.runs("alice", "deployed") == []

@@ -46,18 +46,27 @@ def test_inbox_and_ticket_streams_push_changes(tmp_path: Path) -> None:
         with browser.stream("GET", "/inbox/stream") as inbox, \
                 browser.stream("GET", f"/t/{first['id']}/stream") as page:
             assert inbox.headers["content-type"].startswith("text/event-stream")
-            readers = [threading.Thread(target=read_events, args=(inbox, 2, got)),
+            readers = [threading.Thread(target=read_events, args=(inbox, 4, got)),
                        threading.Thread(target=read_events, args=(page, 1, ticket_events))]
             for r in readers:
                 r.start()
             new = agent.post("/api/v1/tickets", json={"kind": "question",
                                                       "title": "New <b>one</b>"}).json()
             hub.api().post(f"/api/v1/tickets/{first['id']}/answer", json={"text": "sure"})
+            # pat's own comment is no news to pat; the agent's message is.
+            csrf = re.search(r'name="csrf" value="([^"]+)"', browser.get("/triage").text)
+            assert csrf
+            mine = browser.post(f"/triage/t/{new['id']}/comment",
+                                data={"csrf": csrf.group(1), "body": "On it", "back": ""})
+            assert mine.status_code == 303, mine.text
+            agent.post(f"/api/v1/tickets/{first['id']}/messages", json={"body": "and?"})
             for r in readers:
                 r.join(15)
         assert got[0][0] == "row" and got[0][1]["id"] == new["id"]
         assert "New &lt;b&gt;one&lt;/b&gt;" in got[0][1]["html"]
         assert got[1] == ("status", {"id": first["id"], "status": "answered", "waiting": False})
+        # Someone else acted: the triage page shows these rows unread again (triage.js).
+        assert got[2:] == [("activity", {"id": first["id"]}), ("activity", {"id": first["id"]})]
         name, change = ticket_events[0]
         assert name == "change" and change["waiting"] is False
         assert change["resolved_by"] == "answered by admin via api"

@@ -232,3 +232,45 @@ async def test_pane_alone_marks_read_and_keeps_only_filters(
     assert 'name="back" value="view=me&amp;q=x"' in pane.text
     assert "unread" not in row_class((await pat.get("/triage")).text, q["id"])
     assert (await pat.get("/triage/pane/99999")).status_code == 404
+
+
+async def test_a_read_ticket_turns_unread_when_someone_else_acts_on_it(
+        client: httpx.AsyncClient, agent: dict[str, str], responder: dict[str, str],
+        pat: Browser) -> None:
+    """A mark covers what had happened when it was made: a later message, answer or
+    status change by someone else shows the ticket unread again (in the list, for the
+    person who marked it); the person's own comment keeps it read; opening it again
+    reads it again."""
+    message, moved, commented, quiet = [
+        (await ask(client, agent, kind="task", title=title))["id"]
+        for title in ("New message", "Moved", "Commented by pat", "Quiet")]
+    for ticket_id in (message, moved, commented, quiet):
+        assert (await pat.get(f"/triage/pane/{ticket_id}")).status_code == 200
+    html = (await pat.get("/triage")).text
+    assert all("unread" not in row_class(html, i) for i in (message, moved, commented, quiet))
+
+    posted = await client.post(f"/api/v1/tickets/{message}/messages",
+                               json={"body": "One more thing"}, headers=agent)
+    assert posted.status_code == 201, posted.text
+    changed = await client.post(f"/api/v1/tickets/{moved}/transition",
+                                json={"to": "in_progress"}, headers=responder)
+    assert changed.status_code == 200, changed.text
+    mine = await pat.post(f"/triage/t/{commented}/comment", {"body": "On it", "back": ""})
+    assert mine.status_code == 303, mine.text
+
+    html = (await pat.get("/triage")).text
+    assert "unread" in row_class(html, message)
+    assert "unread" in row_class(html, moved)
+    assert "unread" not in row_class(html, commented)
+    assert "unread" not in row_class(html, quiet)
+    # Marked read again (opened, or by the plain form): read until the next activity.
+    await pat.get(f"/triage/pane/{message}")
+    back = await pat.post("/triage/read", {"id": moved, "read": "1", "back": ""})
+    assert back.status_code == 303
+    html = (await pat.get("/triage")).text
+    assert "unread" not in row_class(html, message) and "unread" not in row_class(html, moved)
+    answered = await client.post(f"/api/v1/tickets/{message}/answer",
+                                 json={"text": "done"}, headers=responder)
+    assert answered.status_code == 200, answered.text
+    html = (await pat.get("/triage?view=all")).text
+    assert "unread" in row_class(html, message)

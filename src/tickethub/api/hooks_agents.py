@@ -7,26 +7,29 @@ HMAC-SHA256 of the raw body — with the owner's sealed agent secret ``webhook-s
 (``tickethub agent secret OWNER webhook-secret``). Whoever holds that secret speaks as
 the owner, so the event's author is the owner's webhook identity (``identities.webhook``,
 default their hub name) and only the owner's installations see it. 202 with the runs
-started; a bad or missing signature is 401 and nothing happens.
+started; a bad or missing signature is 401 and nothing happens. A signed body that is not
+a JSON object is a 400 ``malformed_json`` naming ``body`` (``api.json_bodies``, as on the
+other webhook doors).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from tickethub.api.deps import call, runtime
+from tickethub.api.json_bodies import json_object
+from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.channels.github.signature import verify
 from tickethub.domain.actors import Actor, Role
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import TicketDraft
-from tickethub.errors import MalformedJSON, NotFound, Unauthenticated, Unavailable, ValidationFailed
+from tickethub.errors import NotFound, Unauthenticated, Unavailable, ValidationFailed
 from tickethub.services.doors import HooksDoor
 
-router = APIRouter(tags=["agents"])
+router = APIRouter(tags=["agents"], responses=PROBLEM_RESPONSES)
 SECRET_NAME = "webhook-secret"
 
 
@@ -46,12 +49,7 @@ async def agents_webhook(owner: str, request: Request,
         raise Unauthenticated("X-Hub-Signature-256 is missing or does not match the body "
                               "signed with the owner's webhook-secret",
                               field="X-Hub-Signature-256")
-    try:
-        data = json.loads(body)
-    except ValueError as exc:
-        raise MalformedJSON(f"the body is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValidationFailed("the body must be a JSON object", field="body")
+    data = json_object(body)  # 400 naming ``body``, as every webhook door
     event = data.get("event")
     if not isinstance(event, str) or not event.strip():
         raise ValidationFailed("'event' names the event, e.g. deploy.finished",

@@ -2,7 +2,9 @@
 
 A mark is a person's own bookkeeping, not a change to the ticket: it writes no event,
 bumps no version and wakes nobody. A ticket is *unread* for a person until they open it
-(or mark it read); marking it unread again removes the mark.
+(or mark it read); marking it unread again removes the mark. A read ticket turns unread
+again when someone else acts on it after the mark (any event on the ticket: a message,
+an answer, a decision, a status change); the person's own actions keep it read.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ class ReadMarkStore(Protocol):
     """Adapter: ``store/web_marks.py``."""
 
     def mark(self, actor_id: int, ticket_ids: list[int], read: bool, at: datetime) -> None:
-        """Add (``read``) or remove marks; marking twice keeps the first."""
+        """Add (``read``) or remove marks; a mark covers the events written so far, and
+        marking again moves it to now."""
         ...
 
     def read_among(self, actor_id: int, ticket_ids: list[int]) -> set[int]:
-        """Which of ``ticket_ids`` the person has marked read."""
+        """Which of ``ticket_ids`` the person has marked read with no event by someone
+        else on the ticket since the mark."""
         ...
 
 

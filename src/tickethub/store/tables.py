@@ -57,9 +57,11 @@ tickets = Table(
     Index("ix_tickets_assignee", "assignee"),
     # Covers the inbox's counts per view (status and assignee), read from the index alone.
     Index("ix_tickets_status_assignee", "status", "assignee"),
-    Index("ix_tickets_status_due", "status", "due_at"),
     Index("ix_tickets_status_attention", "status", "next_attention_at"),
 )
+# Deadlines (status, due_at) and the inbox's "most urgent first": per status, due date
+# ascending then newest, read in order without a sort (store/inbox_queries.py).
+Index("ix_tickets_status_due_id", tickets.c.status, tickets.c.due_at, tickets.c.id.desc())
 
 ticket_labels = Table(
     "ticket_labels",

@@ -1,5 +1,9 @@
 """A person's own web bookkeeping in SQL: read marks and saved views (the
-``ReadMarkStore`` and ``SavedViewStore`` ports)."""
+``ReadMarkStore`` and ``SavedViewStore`` ports).
+
+A read mark keeps ``seen_seq``, the end of the event log when it was made; the ticket is
+read while no event on it after that seq was written by someone else (``ix_events_ticket``
+makes that one index probe per ticket)."""
 
 from __future__ import annotations
 
@@ -12,15 +16,18 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     String,
     Table,
+    and_,
     delete,
+    exists,
     func,
     insert,
     select,
+    update,
 )
 
 from tickethub.services.saved_views import SavedView
 from tickethub.store.sql_store import SqlStore
-from tickethub.store.tables import metadata
+from tickethub.store.tables import actors, events, metadata
 from tickethub.store.types import UTCDateTime
 
 web_reads = Table(
@@ -29,6 +36,7 @@ web_reads = Table(
     Column("actor_id", Integer, ForeignKey("actors.id"), nullable=False),
     Column("ticket_id", Integer, ForeignKey("tickets.id"), nullable=False),
     Column("read_at", UTCDateTime, nullable=False),
+    Column("seen_seq", Integer, nullable=False, server_default="0"),
     PrimaryKeyConstraint("actor_id", "ticket_id"),
 )
 
@@ -58,14 +66,25 @@ class SqlReadMarks:
                     c.execute(delete(web_reads).where(web_reads.c.actor_id == actor_id,
                                                       web_reads.c.ticket_id.in_(have)))
                 return
+            seen = c.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar() or 0
+            if have:  # read again: what happened since the old mark is seen now
+                c.execute(update(web_reads).where(
+                    web_reads.c.actor_id == actor_id, web_reads.c.ticket_id.in_(have))
+                    .values(read_at=at, seen_seq=seen))
             new = [i for i in ticket_ids if i not in have]
             if new:
                 c.execute(insert(web_reads), [{"actor_id": actor_id, "ticket_id": i,
-                                               "read_at": at} for i in new])
+                                               "read_at": at, "seen_seq": seen}
+                                              for i in new])
 
     def read_among(self, actor_id: int, ticket_ids: list[int]) -> set[int]:
-        stmt = select(web_reads.c.ticket_id).where(web_reads.c.actor_id == actor_id,
-                                                    web_reads.c.ticket_id.in_(ticket_ids))
+        me = select(actors.c.name).where(actors.c.id == actor_id).scalar_subquery()
+        newer = exists().where(events.c.ticket_id == web_reads.c.ticket_id,
+                               events.c.seq > web_reads.c.seen_seq,
+                               events.c.actor != me)
+        stmt = select(web_reads.c.ticket_id).where(and_(
+            web_reads.c.actor_id == actor_id, web_reads.c.ticket_id.in_(ticket_ids),
+            ~newer))
         with self._store.read() as uow:
             return set(uow.connection.execute(stmt).scalars())
 

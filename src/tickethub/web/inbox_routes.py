@@ -97,7 +97,9 @@ async def inbox(request: Request, me: Me) -> Response:
 @router.get("/inbox/stream")
 async def inbox_stream(request: Request, me: Me) -> Response:
     """``row`` events carry the HTML of a new matching ticket; ``status`` events the new
-    status of any ticket that changed (the page updates the rows it shows)."""
+    status of any ticket that changed (the page updates the rows it shows); ``activity``
+    events name a ticket someone else wrote to (message, answer, status), which the
+    triage page shows unread again."""
     hub = request.app.state.hub
     query = inbox_query(request.query_params, me.name, reader(me.actor))
     since = request.query_params.get("since")
@@ -105,7 +107,7 @@ async def inbox_stream(request: Request, me: Me) -> Response:
     async def render(events: list[Event]) -> list[str]:
         out = []
         for event in events:
-            if event.type is EventType.MESSAGE_POSTED:
+            if event.type is EventType.MESSAGE_POSTED and event.actor == me.name:
                 continue
             try:
                 ticket = await call(hub.tickets.get, event.ticket_id, me.actor)
@@ -119,8 +121,11 @@ async def inbox_stream(request: Request, me: Me) -> Response:
                     out.append(sse("row", {"id": ticket.id, "html": html, "due_at": due},
                                    event.seq))
             else:
-                out.append(sse("status", {"id": ticket.id, "status": ticket.status.value,
-                                          "waiting": ticket.waiting}, event.seq))
+                if event.type is not EventType.MESSAGE_POSTED:
+                    out.append(sse("status", {"id": ticket.id, "status": ticket.status.value,
+                                              "waiting": ticket.waiting}, event.seq))
+                if event.actor != me.name:
+                    out.append(sse("activity", {"id": ticket.id}, event.seq))
         return out
 
     return await stream(request, render,

@@ -367,6 +367,23 @@
       const row = $(`#tlist > .trow[data-id="${data.id}"]`);
       if (row) row.classList.toggle("resolved", !data.waiting);
     });
+    // Someone else acted on a ticket in the list (message, answer, status): unread again,
+    // as the server will say on the next load (store/web_marks.py).
+    source.addEventListener("activity", (ev) => {
+      const data = JSON.parse(ev.data);
+      const row = $(`#tlist > .trow[data-id="${data.id}"]`);
+      if (!row || row.classList.contains("unread")) return;
+      row.classList.add("unread");
+      const title = $(".ttitle", row);
+      const num = title && $(".num", title);
+      if (num && !$(".dot", title)) {
+        const dot = document.createElement("span");
+        dot.className = "dot"; dot.title = "unread";
+        const sr = document.createElement("span");
+        sr.className = "sr-only"; sr.textContent = "unread: ";
+        title.insertBefore(dot, num); title.insertBefore(sr, num);
+      }
+    });
   }
 
   const first = current() || rows()[0];
