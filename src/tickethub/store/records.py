@@ -12,8 +12,8 @@ from sqlalchemy import Connection, func, insert, select, text, update
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.domain.events import Event, EventType, NewEvent
 from tickethub.domain.messages import Decision, Message, MessageDraft, MessageKind
+from tickethub.domain.records import Delivery, TokenRecord, Webhook
 from tickethub.ops import request_id
-from tickethub.services.ports import Delivery, TokenRecord, Webhook
 from tickethub.store.bulk import insert_ids
 from tickethub.store.tables import (
     actors,
