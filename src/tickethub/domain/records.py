@@ -4,6 +4,7 @@ them (``services.ports`` names the repositories that keep them)."""
 
 from __future__ import annotations
 
+import hmac
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -51,3 +52,21 @@ class Webhook:
     created_by: str
     created_at: datetime
     active: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    token_hash: str
+    actor: Actor
+    csrf: str
+    created_at: datetime
+    expires_at: datetime
+
+    def csrf_ok(self, sent: str | None) -> bool:
+        return bool(sent) and hmac.compare_digest(self.csrf.encode(), (sent or "").encode())
+
+
+@dataclass(frozen=True, slots=True)
+class SavedView:
+    name: str
+    query: str  # a URL query string without the leading "?"

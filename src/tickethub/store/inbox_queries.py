@@ -6,11 +6,11 @@ from typing import Any
 
 from sqlalchemy import Select, and_, func, or_, select
 
+from tickethub.domain.inbox import InboxQuery
 from tickethub.domain.tickets import Ticket
-from tickethub.services.inbox import InboxQuery
 from tickethub.store.sql_store import SqlStore
 from tickethub.store.tables import messages, ticket_labels, tickets
-from tickethub.store.ticket_repository import _like, _row_to_ticket
+from tickethub.store.ticket_repository import like_pattern, row_to_ticket
 from tickethub.store.visibility import readable_by
 
 
@@ -35,7 +35,7 @@ def _filtered(stmt: Select[Any], query: InboxQuery) -> Select[Any]:
     if query.readable_by is not None:
         stmt = stmt.where(readable_by(query.readable_by))
     if query.q:
-        pattern = _like(query.q)
+        pattern = like_pattern(query.q)
         stmt = stmt.where(or_(
             func.lower(tickets.c.title).like(pattern, escape="\\"),
             func.lower(tickets.c.body).like(pattern, escape="\\"),
@@ -74,7 +74,7 @@ class SqlInboxReader:
     def page(self, query: InboxQuery) -> list[Ticket]:
         stmt = _after_cursor(_filtered(select(tickets), query), query).limit(query.limit)
         with self._store.read() as uow:
-            return [_row_to_ticket(row) for row in uow.connection.execute(stmt)]
+            return [row_to_ticket(row) for row in uow.connection.execute(stmt)]
 
     def count(self, query: InboxQuery) -> int:
         stmt = _filtered(select(func.count()).select_from(tickets), query)

@@ -18,7 +18,7 @@ from sqlalchemy import (
     select,
 )
 
-from tickethub.services.saved_views import SavedView
+from tickethub.domain.records import SavedView
 from tickethub.store.sql_store import SqlStore
 from tickethub.store.tables import metadata
 from tickethub.store.types import UTCDateTime
