@@ -80,6 +80,10 @@ class MemoryState:
     delivery_keys: dict[str, int] = field(default_factory=dict)
     cursors: dict[str, int] = field(default_factory=dict)
     webhooks: dict[int, Webhook] = field(default_factory=dict)
+    # web bookkeeping (``memory_web_marks``): (actor id, ticket id) -> read at;
+    # (actor id, view name) -> (query, created at)
+    web_reads: dict[tuple[int, int], datetime] = field(default_factory=dict)
+    saved_views: dict[tuple[int, str], tuple[str, datetime]] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
 
     def next_ids(self, table: str, count: int) -> list[int]:
@@ -102,6 +106,10 @@ class Changes:
             self._undo.append(lambda: table.pop(key, None))
         else:
             self._undo.append(lambda: table.__setitem__(key, old))
+
+    def drop(self, table: dict[Any, Any], key: Any) -> None:
+        old = table.pop(key)
+        self._undo.append(lambda: table.__setitem__(key, old))
 
     def append(self, table: list[Any], value: Any) -> None:
         table.append(value)

@@ -20,9 +20,10 @@ the same tests on all three):
   ticket's parent) raise ``ConstraintViolation`` where SQL raises an ``IntegrityError``.
 
 Covered: the core unit of work (tickets, messages, events, actors and tokens,
-deliveries and cursors, webhooks). The side stores that take a ``SqlStore`` (Agent
-Protocol records, chat state, mail state, GitHub links, sessions, agents, read marks,
-saved views, the inbox reader) have no fake yet.
+deliveries and cursors, webhooks), and read marks and saved views
+(``memory_web_marks``). The other side stores that take a ``SqlStore`` (Agent Protocol
+records, chat state, mail state, GitHub links, sessions, agents, the inbox reader) have
+no fake yet.
 """
 
 from __future__ import annotations
@@ -74,22 +75,24 @@ class MemoryStore:
         if self._open() is not None:
             yield  # already in a batch or transaction: join it
             return
-        with self._transaction():
+        with self.transaction():
             yield
 
     @contextmanager
     def write(self) -> Iterator[MemoryUnitOfWork]:
-        with self._transaction() as changes:
+        with self.transaction() as changes:
             yield MemoryUnitOfWork(self.state, changes)
 
     @contextmanager
     def read(self) -> Iterator[MemoryUnitOfWork]:
-        with self._transaction() as changes:
+        with self.transaction() as changes:
             yield MemoryUnitOfWork(self.state, changes)
 
     @contextmanager
-    def _transaction(self) -> Iterator[Changes]:
-        """A transaction, or a savepoint of the one this thread has open."""
+    def transaction(self) -> Iterator[Changes]:
+        """A transaction, or a savepoint of the one this thread has open; for the side
+        stores kept in this state (``memory_web_marks``), which change it through the
+        ``Changes`` given."""
         outer = self._open()
         if outer is not None:
             mark = outer.mark()
