@@ -84,6 +84,12 @@ class MemoryState:
     # (actor id, view name) -> (query, created at)
     web_reads: dict[tuple[int, int], datetime] = field(default_factory=dict)
     saved_views: dict[tuple[int, str], tuple[str, datetime]] = field(default_factory=dict)
+    # people's sign-in (``memory_sessions``): actor name -> password hash; token hash ->
+    # session (actor name, csrf, created, expires); token hash -> link (name, created,
+    # expires)
+    passwords: dict[str, str] = field(default_factory=dict)
+    sessions: dict[str, tuple[str, str, datetime, datetime]] = field(default_factory=dict)
+    links: dict[str, tuple[str, datetime, datetime]] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
 
     def next_ids(self, table: str, count: int) -> list[int]:

@@ -20,10 +20,10 @@ the same tests on all three):
   ticket's parent) raise ``ConstraintViolation`` where SQL raises an ``IntegrityError``.
 
 Covered: the core unit of work (tickets, messages, events, actors and tokens,
-deliveries and cursors, webhooks), and read marks and saved views
-(``memory_web_marks``). The other side stores that take a ``SqlStore`` (Agent Protocol
-records, chat state, mail state, GitHub links, sessions, agents, the inbox reader) have
-no fake yet.
+deliveries and cursors, webhooks), read marks and saved views (``memory_web_marks``),
+passwords, sessions and sign-in links (``memory_sessions``). The other side stores that
+take a ``SqlStore`` (Agent Protocol records, chat state, mail state, GitHub links,
+agents, the inbox reader) have no fake yet.
 """
 
 from __future__ import annotations
