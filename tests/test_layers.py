@@ -20,7 +20,10 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "services": ("tickethub.server", "tickethub.api", "tickethub.web", "tickethub.channels"),
     "domain": ("tickethub.server", "tickethub.api", "tickethub.web", "tickethub.services",
                "tickethub.store"),
-    "store": ("tickethub.server", "tickethub.api", "tickethub.web"),
+    # The store keeps domain records (``domain/``) and knows nothing of the use cases.
+    "store": ("tickethub.server", "tickethub.api", "tickethub.web", "tickethub.services",
+              "tickethub.channels", "tickethub.mail", "tickethub.conversations",
+              "tickethub.agents", "tickethub.llm", "tickethub.cli", "tickethub.sdk"),
     "bus": ("tickethub.server", "tickethub.api", "tickethub.web"),
     # Doors get narrow interfaces (services/doors.py), never the runtime.
     "api": ("tickethub.server",),
@@ -157,3 +160,86 @@ def test_the_write_check_sees_a_door_writing_itself(tmp_path: Path) -> None:
     assert write_path_violations(tmp_path) == [
         "tickethub/channels/bad.py:2 calls hub.store.write()",
         "tickethub/channels/bad.py:3 calls uow.tickets.update_many()"]
+
+
+# What ``store/`` may import of the hub: the records it keeps and their rules
+# (``domain``), the error tree, the JSON codec, the request id of the events it writes.
+STORE_MAY_IMPORT = ("tickethub.domain", "tickethub.store", "tickethub.errors",
+                    "tickethub.json_codec", "tickethub.ops.request_id")
+
+
+def store_reaches() -> list[str]:
+    """``file:line`` for each import in ``store/`` of a hub module outside
+    ``STORE_MAY_IMPORT``, and each use of another store module's private (``_name``)
+    helper: imported by name, or as an attribute of an imported store module."""
+    out = []
+    for path in sorted((SRC / "tickethub" / "store").rglob("*.py")):
+        module = _module_name(path)
+        where = path.relative_to(SRC)
+        for line, name in imports_of(path.read_text(), module, path.name == "__init__.py"):
+            # (``from tickethub.ops import request_id`` also names ``tickethub.ops``)
+            if name.startswith("tickethub.") and not any(
+                    name == m or name.startswith(m + ".") or m.startswith(name + ".")
+                    for m in STORE_MAY_IMPORT):
+                out.append(f"{where}:{line} imports {name}")
+        out += [f"{where}:{line} uses {name}"
+                for line, name in private_uses(path.read_text(), module)]
+    return out
+
+
+def private_uses(source: str, module: str) -> list[tuple[int, str]]:
+    """Private names of other ``tickethub.store`` modules that ``source`` (the text of
+    ``module``) imports or reads as ``alias._name``."""
+    found, aliases = [], {}
+    package = module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                if base.startswith("tickethub.store") and base != module:
+                    if _private(alias.name):
+                        found.append((node.lineno, target))
+                    else:
+                        aliases[alias.asname or alias.name] = target
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("tickethub.store") and alias.name != module:
+                    aliases[alias.asname or alias.name] = alias.name
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and _private(node.attr)
+                and isinstance(node.value, ast.Name) and node.value.id in aliases):
+            found.append((node.lineno, f"{aliases[node.value.id]}.{node.attr}"))
+    return found
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_store_keeps_domain_records_and_no_store_module_uses_anothers_privates() -> None:
+    assert store_reaches() == []
+
+
+def test_the_store_rules_are_not_vacuous(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                         ) -> None:
+    """A record type imported from ``services``, a private helper imported from another
+    store module, and one read through a module alias are each reported; a module's
+    own private names and public helpers of others are not."""
+    fake = tmp_path / "tickethub" / "store"
+    fake.mkdir(parents=True)
+    (fake / "bad.py").write_text(
+        "from tickethub.services.sessions import Session\n"
+        "from tickethub.store.records import _message, SqlEventLog\n"
+        "from . import ticket_repository as tr\n"
+        "from tickethub.store.bad import _mine\n"
+        "tr._like('x'); tr.like_pattern('x')\n")
+    monkeypatch.setitem(globals(), "SRC", tmp_path)
+    assert store_reaches() == [
+        "tickethub/store/bad.py:1 imports tickethub.services.sessions",
+        "tickethub/store/bad.py:1 imports tickethub.services.sessions.Session",
+        "tickethub/store/bad.py:2 uses tickethub.store.records._message",
+        "tickethub/store/bad.py:5 uses tickethub.store.ticket_repository._like"]

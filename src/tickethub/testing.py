@@ -1,4 +1,6 @@
-"""In-memory fakes of the small ports, for tests (ours and plugin authors')."""
+"""In-memory fakes of the ports, for tests (ours and plugin authors'). ``MemoryStore``
+(``store/memory_store.py``) is the fake ``Store``: it passes the same contract tests as
+SQLite and PostgreSQL (``tests/store/test_store_contract_*.py``)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from tickethub.domain.tickets import Ticket
+from tickethub.store.memory_store import MemoryStore
+
+__all__ = ["CountingTokens", "FakeClock", "MemoryStore", "RecordingNotifier"]
 
 
 class FakeClock:

@@ -16,28 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from tickethub.domain.agent_protocol import AP_CHANNEL as AP_CHANNEL
+from tickethub.domain.agent_protocol import StepRecord as StepRecord
 from tickethub.domain.messages import Message, MessageKind
 from tickethub.domain.tickets import Ticket
 
 StepStatus = Literal["created", "running", "completed"]
-AP_CHANNEL = "agent-protocol"  # the channel step inputs are posted through
 _REPLY_KINDS = frozenset({MessageKind.COMMENT, MessageKind.ANSWER})
-
-
-@dataclass(frozen=True, slots=True)
-class StepRecord:
-    """A step as stored: what the client sent, and the message that carries it."""
-
-    step_id: str
-    task_id: str
-    input: str | None
-    additional_input: dict[str, Any] | None
-    input_message_id: int
-    created_by: str
-    created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)

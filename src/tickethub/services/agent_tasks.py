@@ -19,13 +19,16 @@ import uuid
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any, Protocol
 
 from tickethub.domain.actors import Actor
+from tickethub.domain.agent_protocol import ArtifactRecord as ArtifactRecord
+from tickethub.domain.agent_protocol import TaskFilter as TaskFilter
+from tickethub.domain.agent_protocol import TaskRecord as TaskRecord
+from tickethub.domain.agent_protocol import TaskTicket as TaskTicket
 from tickethub.domain.events import EventType, NewEvent
 from tickethub.domain.messages import Message
-from tickethub.domain.status import Kind, Status, is_waiting
+from tickethub.domain.status import Kind
 from tickethub.domain.tickets import Ticket, TicketDraft
 from tickethub.domain.visibility import reader
 from tickethub.errors import NotFound
@@ -47,64 +50,12 @@ _REF_KEY_MAX = 100 - len(REF_INPUT)
 
 
 @dataclass(frozen=True, slots=True)
-class TaskRecord:
-    task_id: str
-    ticket_id: int
-    input: str | None
-    additional_input: dict[str, Any] | None
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class ArtifactRecord:
-    artifact_id: str
-    task_id: str
-    step_id: str | None
-    agent_created: bool
-    file_name: str
-    relative_path: str | None
-    size: int
-    storage_key: str
-    created_by: str
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
 class TaskInput:
     """A task to create: who asks, and the body of ``POST /ap/v1/agent/tasks``."""
 
     actor: Actor
     text: str | None
     additional_input: dict[str, Any] | None
-
-
-@dataclass(frozen=True, slots=True)
-class TaskTicket:
-    """What the step paths need of a task's ticket (read without its JSON columns)."""
-
-    id: int
-    path: str
-    status: Status
-    created_by: str
-
-    @property
-    def waiting(self) -> bool:
-        return is_waiting(self.status)
-
-    @classmethod
-    def of(cls, ticket: Ticket) -> TaskTicket:
-        return cls(ticket.id, ticket.path, ticket.status, ticket.created_by)
-
-
-@dataclass(frozen=True, slots=True)
-class TaskFilter:
-    """Extension filters of the task list: ticket status, a label, additional_input keys."""
-
-    status: tuple[Status, ...] = ()
-    label: str | None = None
-    inputs: tuple[tuple[str, str], ...] = ()
-    # Only tasks whose ticket this name reads (``domain.visibility``); ``None``: all.
-    readable_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

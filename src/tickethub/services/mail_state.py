@@ -8,49 +8,12 @@ it in SQL (tables from migration ``0005_mail``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
-
-@dataclass(frozen=True, slots=True)
-class MailboxCursor:
-    """Where a mailbox was read up to. IMAP: ``uidvalidity`` + ``last_uid`` (a changed
-    UIDVALIDITY means the UIDs were renumbered: start over, Message-IDs keep it
-    idempotent). Files: no cursor fields; processed Message-IDs are the cursor."""
-
-    mailbox: str
-    uidvalidity: int | None
-    last_uid: int | None
-    updated_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class MailRecord:
-    """One processed mail: its thread, nearest parent, the issues it raised or changed."""
-
-    message_id: str
-    mailbox: str
-    thread_root: str
-    parent_id: str | None
-    subject_key: str
-    from_addr: str
-    ticket_ids: tuple[int, ...] = ()
-    raised: tuple[int, ...] = ()
-    ops: tuple[dict[str, Any], ...] = field(default=())
-    processed_at: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class QuarantinedMail:
-    id: int
-    mailbox: str
-    source_key: str
-    message_id: str | None
-    reason: str
-    size: int
-    sha256: str
-    created_at: datetime
+from tickethub.domain.mail_records import MailboxCursor as MailboxCursor
+from tickethub.domain.mail_records import MailRecord as MailRecord
+from tickethub.domain.mail_records import QuarantinedMail as QuarantinedMail
 
 
 class MailState(Protocol):

@@ -6,13 +6,17 @@ from __future__ import annotations
 import builtins
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from tickethub.domain.actors import Actor
 from tickethub.domain.events import Event, NewEvent
 from tickethub.domain.messages import Decision, Message, MessageDraft, MessageKind
+
+# Record types live in ``domain.records``; named here too, as they always were.
+from tickethub.domain.records import Delivery as Delivery
+from tickethub.domain.records import TokenRecord as TokenRecord
+from tickethub.domain.records import Webhook as Webhook
 from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
 
 
@@ -104,17 +108,6 @@ class EventLog(Protocol):
     def last_seq(self) -> int: ...
 
 
-@dataclass(frozen=True, slots=True)
-class TokenRecord:
-    id: int
-    actor: Actor
-    name: str
-    prefix: str
-    created_at: datetime
-    revoked_at: datetime | None
-    scopes: frozenset[str] = frozenset()
-
-
 class ActorRepository(Protocol):
     def get(self, name: str) -> Actor | None: ...
     def add(self, actor: Actor, at: datetime) -> Actor: ...
@@ -126,30 +119,6 @@ class ActorRepository(Protocol):
     def tokens(self) -> builtins.list[TokenRecord]: ...
     def revoke_token(self, token_id: int, at: datetime) -> bool: ...
     def count_admins(self) -> int: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Delivery:
-    id: int
-    channel: str
-    target: str
-    event_seq: int
-    idempotency_key: str
-    status: str
-    attempts: int
-    next_attempt_at: datetime
-    last_error: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Webhook:
-    id: int
-    url: str
-    secret: str
-    event_types: tuple[str, ...]
-    created_by: str
-    created_at: datetime
-    active: bool = True
 
 
 class DeliveryRepository(Protocol):

@@ -6,11 +6,11 @@ same parser as a typed URL, so a saved view can never hold a filter the URL coul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from tickethub.domain.actors import Actor
+from tickethub.domain.records import SavedView as SavedView
 from tickethub.domain.text import first_with_nul
 from tickethub.errors import ValidationFailed
 from tickethub.services.ports import Clock
@@ -18,12 +18,6 @@ from tickethub.services.ports import Clock
 MAX_VIEWS = 50
 MAX_NAME = 60
 MAX_QUERY = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class SavedView:
-    name: str
-    query: str  # a URL query string without the leading "?"
 
 
 class SavedViewStore(Protocol):

@@ -22,13 +22,12 @@ Contracts:
 from __future__ import annotations
 
 import hashlib
-import hmac
 import re
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
 from tickethub.domain.actors import Actor, ActorKind, Role
+from tickethub.domain.records import Session as Session
 from tickethub.errors import Conflict, NotFound, Unauthenticated, ValidationFailed
 from tickethub.services.passwords import MIN_LENGTH, hash_password, verify_password
 from tickethub.services.ports import Clock, SecretGenerator
@@ -37,18 +36,6 @@ from tickethub.services.throttle import Throttles, address_key, attempt
 _NAME = re.compile(r"^[A-Za-z0-9_.@:+-]{1,100}$")
 # Checking a made-up hash when the name is unknown keeps sign-in time the same either way.
 _DUMMY_HASH = hash_password("not-a-real-password")
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    token_hash: str
-    actor: Actor
-    csrf: str
-    created_at: datetime
-    expires_at: datetime
-
-    def csrf_ok(self, sent: str | None) -> bool:
-        return bool(sent) and hmac.compare_digest(self.csrf.encode(), (sent or "").encode())
 
 
 class SessionStore(Protocol):

@@ -10,22 +10,23 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, insert, select
 
-from tickethub.domain.messages import Message, MessageKind
-from tickethub.domain.status import Status
-from tickethub.domain.tickets import Ticket
-from tickethub.services.agent_steps import AP_CHANNEL, StepRecord
-from tickethub.services.agent_tasks import (
+from tickethub.domain.agent_protocol import (
+    AP_CHANNEL,
     ArtifactRecord,
+    StepRecord,
     TaskFilter,
     TaskRecord,
     TaskTicket,
 )
+from tickethub.domain.messages import Message, MessageKind
+from tickethub.domain.status import Status
+from tickethub.domain.tickets import Ticket
 from tickethub.store.ap_tables import ap_artifacts, ap_steps, ap_tasks
 from tickethub.store.bulk import insert_rows
-from tickethub.store.records import _message
+from tickethub.store.records import message_from_row
 from tickethub.store.sql_store import SqlStore, SqlUnitOfWork
 from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
-from tickethub.store.ticket_repository import _row_to_ticket
+from tickethub.store.ticket_repository import row_to_ticket
 from tickethub.store.visibility import readable_by
 
 REPLY_KINDS = [MessageKind.COMMENT.value, MessageKind.ANSWER.value]
@@ -157,20 +158,20 @@ class SqlApRepository:
 
     def task_ticket(self, task_id: str) -> Ticket | None:
         row = self._c.execute(_TASK_TICKET, {"task_id": task_id}).first()
-        return _row_to_ticket(row) if row else None
+        return row_to_ticket(row) if row else None
 
     def replies_after(self, ticket_ids: Sequence[int], after_message_id: int
                       ) -> list[Message]:
         rows = self._c.execute(_REPLIES_AFTER, {"ids": list(ticket_ids),
                                                 "after": after_message_id})
-        return [_message(r) for r in rows]
+        return [message_from_row(r) for r in rows]
 
     def first_reply(self, ticket_id: int, task_id: str, after_message_id: int,
                     creator: str) -> Message | None:
         row = self._c.execute(_FIRST_REPLY, {"ticket_id": ticket_id,
                                              "after": after_message_id,
                                              "creator": creator}).first()
-        return _message(row) if row else None
+        return message_from_row(row) if row else None
 
     def step_artifacts(self, step_id: str) -> list[ArtifactRecord]:
         return self.artifacts_of_steps([step_id])
@@ -213,11 +214,11 @@ class SqlApRepository:
         rows = self._c.execute(
             select(messages).where(messages.c.ticket_id.in_(list(ticket_ids)))
             .order_by(messages.c.id))
-        return [_message(r) for r in rows]
+        return [message_from_row(r) for r in rows]
 
     def tickets(self, ticket_ids: Sequence[int]) -> list[Ticket]:
         rows = self._c.execute(_TICKETS_BY_ID, {"ids": list(ticket_ids)})
-        return [_row_to_ticket(r) for r in rows]
+        return [row_to_ticket(r) for r in rows]
 
 
 class SqlApStore:

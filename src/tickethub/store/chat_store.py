@@ -22,7 +22,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
-from tickethub.services.chat_state import (
+from tickethub.domain.chat import (
     ConversationChange,
     ConversationRecord,
     InboxItem,

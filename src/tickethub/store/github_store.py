@@ -27,7 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
-from tickethub.services.github_sync import CommentRecord, InboxItem, IssueLink, RepoConnection
+from tickethub.domain.github import CommentRecord, InboxItem, IssueLink, RepoConnection
 from tickethub.store.sql_store import SqlStore
 from tickethub.store.tables import metadata
 from tickethub.store.types import UTCDateTime

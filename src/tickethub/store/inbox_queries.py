@@ -13,12 +13,12 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, func, or_, select, union_all
 
+from tickethub.domain.inbox import InboxQuery
 from tickethub.domain.status import Status
 from tickethub.domain.tickets import Ticket
-from tickethub.services.inbox import InboxQuery
 from tickethub.store.sql_store import SqlStore
 from tickethub.store.tables import messages, ticket_labels, tickets
-from tickethub.store.ticket_repository import _like, _row_to_ticket
+from tickethub.store.ticket_repository import like_pattern, row_to_ticket
 from tickethub.store.visibility import readable_by
 
 
@@ -43,7 +43,7 @@ def _filtered(stmt: Select[Any], query: InboxQuery, by_status: bool = True) -> S
     if query.readable_by is not None:
         stmt = stmt.where(readable_by(query.readable_by))
     if query.q:
-        pattern = _like(query.q)
+        pattern = like_pattern(query.q)
         stmt = stmt.where(or_(
             func.lower(tickets.c.title).like(pattern, escape="\\"),
             func.lower(tickets.c.body).like(pattern, escape="\\"),
@@ -99,7 +99,7 @@ class SqlInboxReader:
     def page(self, query: InboxQuery) -> list[Ticket]:
         stmt = page_statement(query)
         with self._store.read() as uow:
-            return [_row_to_ticket(row) for row in uow.connection.execute(stmt)]
+            return [row_to_ticket(row) for row in uow.connection.execute(stmt)]
 
     def count(self, query: InboxQuery) -> int:
         stmt = _filtered(select(func.count()).select_from(tickets), query)

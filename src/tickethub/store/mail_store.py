@@ -27,7 +27,7 @@ from sqlalchemy import (
     update,
 )
 
-from tickethub.services.mail_state import MailboxCursor, MailRecord, QuarantinedMail
+from tickethub.domain.mail_records import MailboxCursor, MailRecord, QuarantinedMail
 from tickethub.store.sql_store import SqlStore
 from tickethub.store.tables import messages, metadata
 from tickethub.store.types import UTCDateTime

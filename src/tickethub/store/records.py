@@ -12,8 +12,8 @@ from sqlalchemy import Connection, func, insert, select, text, update
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.domain.events import Event, EventType, NewEvent
 from tickethub.domain.messages import Decision, Message, MessageDraft, MessageKind
+from tickethub.domain.records import Delivery, TokenRecord, Webhook
 from tickethub.ops import request_id
-from tickethub.services.ports import Delivery, TokenRecord, Webhook
 from tickethub.store.bulk import insert_ids
 from tickethub.store.tables import (
     actors,
@@ -30,7 +30,8 @@ from tickethub.store.visibility import event_readable_by
 _EVENT_LOCK_KEY = 0x7E1C4E7
 
 
-def _message(row: Any) -> Message:
+def message_from_row(row: Any) -> Message:
+    """A ``messages`` row as a ``Message`` (``ap_records`` reads them too)."""
     return Message(
         id=row.id, ticket_id=row.ticket_id, author=row.author, via=row.via, body=row.body,
         kind=MessageKind(row.kind), trusted=row.trusted, created_at=row.created_at,
@@ -65,13 +66,13 @@ class SqlMessageRepository:
         row = self._c.execute(
             select(messages).where(messages.c.via == via, messages.c.external_id == external_id)
         ).first()
-        return _message(row) if row else None
+        return message_from_row(row) if row else None
 
     def for_ticket(self, ticket_id: int) -> list[Message]:
         rows = self._c.execute(
             select(messages).where(messages.c.ticket_id == ticket_id).order_by(messages.c.id)
         )
-        return [_message(row) for row in rows]
+        return [message_from_row(row) for row in rows]
 
 
 def _event(row: Any) -> Event:

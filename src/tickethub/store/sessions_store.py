@@ -19,7 +19,7 @@ from sqlalchemy import (
 )
 
 from tickethub.domain.actors import Actor, ActorKind, Role
-from tickethub.services.sessions import Session
+from tickethub.domain.records import Session
 from tickethub.store.sql_store import SqlStore
 from tickethub.store.tables import actors, metadata
 from tickethub.store.types import UTCDateTime

@@ -40,7 +40,9 @@ _EARLIEST_DEADLINES = union_all(
 )
 
 
-def _row_to_ticket(row: Any) -> Ticket:
+def row_to_ticket(row: Any) -> Ticket:
+    """A ``tickets`` row (all its columns) as a ``Ticket``; shared by every query that
+    reads whole tickets (``inbox_queries``, ``ap_records``)."""
     answer = None
     if row.answer_at is not None:
         answer = Answer(row.answer_text, row.answer_data, row.answer_by, row.answer_via,
@@ -140,7 +142,8 @@ def _ref_rows(ticket_id: int, refs: dict[str, Any]) -> Iterator[dict[str, Any]]:
                 yield {"ticket_id": ticket_id, "name": name, "value": str(item)[:500]}
 
 
-def _like(text: str) -> str:
+def like_pattern(text: str) -> str:
+    """``text`` as a case-insensitive ``LIKE ... ESCAPE '\\'`` substring pattern."""
     escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
 
@@ -241,7 +244,7 @@ class SqlTicketRepository:
         row = self._c.execute(stmt).first()
         if row is None:
             return None
-        ticket = _row_to_ticket(row)
+        ticket = row_to_ticket(row)
         if for_update:
             self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))
         return ticket
@@ -258,7 +261,7 @@ class SqlTicketRepository:
             stmt = stmt.with_for_update()
         found = {}
         for row in self._c.execute(stmt):
-            ticket = _row_to_ticket(row)
+            ticket = row_to_ticket(row)
             found[ticket.id] = ticket
             if for_update:
                 self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))
@@ -305,7 +308,7 @@ class SqlTicketRepository:
                 tickets.c.created_by == created_by, tickets.c.idempotency_key == key
             )
         ).first()
-        return (_row_to_ticket(row), row.request_hash) if row else None
+        return (row_to_ticket(row), row.request_hash) if row else None
 
     def update(self, ticket: Ticket, expected_version: int) -> bool:
         locked = self._locked.pop(ticket.id, None)
@@ -362,7 +365,7 @@ class SqlTicketRepository:
                 )
             )
         if query.q:
-            pattern = _like(query.q)
+            pattern = like_pattern(query.q)
             stmt = stmt.where(
                 or_(
                     func.lower(tickets.c.title).like(pattern, escape="\\"),
@@ -380,7 +383,7 @@ class SqlTicketRepository:
         if query.readable_by is not None:
             stmt = stmt.where(readable_by(query.readable_by))
         stmt = stmt.order_by(tickets.c.id.desc()).limit(query.limit)
-        return [_row_to_ticket(row) for row in self._c.execute(stmt)]
+        return [row_to_ticket(row) for row in self._c.execute(stmt)]
 
     def subtree(self, root: Ticket, depth: int, reader: str | None = None
                 ) -> list[Ticket]:
@@ -396,7 +399,7 @@ class SqlTicketRepository:
         )
         if reader is not None:
             stmt = stmt.where(readable_by(reader))
-        return [_row_to_ticket(row) for row in self._c.execute(stmt)]
+        return [row_to_ticket(row) for row in self._c.execute(stmt)]
 
     def readable(self, ticket_id: int, name: str) -> bool:
         """Whether ``name`` reads ticket ``ticket_id`` (``store.visibility``)."""
@@ -436,7 +439,7 @@ class SqlTicketRepository:
     def _locking(self, stmt: Any, for_update: bool) -> list[Ticket]:
         if for_update and self._postgres:
             stmt = stmt.with_for_update(skip_locked=True)
-        found = [_row_to_ticket(row) for row in self._c.execute(stmt)]
+        found = [row_to_ticket(row) for row in self._c.execute(stmt)]
         if for_update:
             for ticket in found:
                 self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))

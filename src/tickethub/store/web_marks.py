@@ -25,7 +25,7 @@ from sqlalchemy import (
     update,
 )
 
-from tickethub.services.saved_views import SavedView
+from tickethub.domain.records import SavedView
 from tickethub.store.sql_store import SqlStore
 from tickethub.store.tables import actors, events, metadata
 from tickethub.store.types import UTCDateTime
