@@ -197,7 +197,7 @@ def test_deliveries_are_queued_once_per_key_retried_and_listed(store: Any) -> No
         assert uow.deliveries.enqueue("github", "o/r#2", 8, "k2", later)
         assert uow.deliveries.enqueue("email", "a@x", 8, "k3", NOW)
     with store.write() as uow:
-        due = uow.deliveries.due("github", NOW, 10)
+        due = uow.deliveries.claim("github", NOW, 10, None)
         assert [(d.target, d.event_seq, d.status, d.attempts) for d in due] == [
             ("o/r#1", 7, "pending", 0)]
         first = due[0]
@@ -206,13 +206,13 @@ def test_deliveries_are_queued_once_per_key_retried_and_listed(store: Any) -> No
         failed = uow.deliveries.get(first.id)
         assert failed.attempts == 1 and failed.next_attempt_at == later
         assert failed.last_error == ("boom " * 1000)[:2000] and failed.status == "pending"
-        assert uow.deliveries.due("github", NOW, 10) == []
-        assert [d.target for d in uow.deliveries.due("github", later, 10)] == ["o/r#1",
+        assert uow.deliveries.claim("github", NOW, 10, None) == []
+        assert [d.target for d in uow.deliveries.claim("github", later, 10, None)] == ["o/r#1",
                                                                                "o/r#2"]
-        assert len(uow.deliveries.due("github", later, 1)) == 1
+        assert len(uow.deliveries.claim("github", later, 1, None)) == 1
     with store.write() as uow:
         uow.deliveries.mark_delivered(first.id, later)
-        email = uow.deliveries.due("email", NOW, 10)[0]
+        email = uow.deliveries.claim("email", NOW, 10, None)[0]
         uow.deliveries.mark_failed(email.id, "gone", None)
     with store.read() as uow:
         done, dead = uow.deliveries.get(first.id), uow.deliveries.get(email.id)
@@ -223,6 +223,23 @@ def test_deliveries_are_queued_once_per_key_retried_and_listed(store: Any) -> No
             "k3", "k2", "k1"]
         assert [d.idempotency_key for d in uow.deliveries.list("github", None, 1)] == ["k2"]
         assert [d.idempotency_key for d in uow.deliveries.list(None, "dead", 10)] == ["k3"]
+
+
+def test_a_claimed_delivery_is_not_due_again_until_its_claim_runs_out(store: Any) -> None:
+    lease = NOW + timedelta(minutes=1)
+    with store.write() as uow:
+        uow.deliveries.enqueue("github", "o/r#1", 7, "k1", NOW)
+        uow.deliveries.enqueue("github", "o/r#2", 8, "k2", NOW)
+    with store.write() as uow:
+        [claimed] = uow.deliveries.claim("github", NOW, 1, lease)
+        assert claimed.target == "o/r#1"  # oldest first
+    with store.write() as uow:
+        assert [d.target for d in uow.deliveries.claim("github", NOW, 10, lease)] == ["o/r#2"]
+    with store.read() as uow:
+        assert uow.deliveries.claim("github", NOW, 10, None) == []
+        assert uow.deliveries.get(claimed.id).attempts == 0  # a claim is not an attempt
+        assert [d.target for d in uow.deliveries.claim("github", lease, 10, None)] == [
+            "o/r#1", "o/r#2"]  # the process that claimed them died: tried again
 
 
 def test_channel_cursors_survive_and_move(store: Any) -> None:

@@ -174,7 +174,8 @@ class MemoryDeliveryRepository:
         self._s = state
         self._changes = changes
 
-    def cursor(self, channel: str) -> int | None:
+    def cursor(self, channel: str, *, for_update: bool = False) -> int | None:
+        # One lock orders every memory transaction: the cursor is already held.
         return self._s.cursors.get(channel)
 
     def set_cursor(self, channel: str, seq: int) -> None:
@@ -191,10 +192,16 @@ class MemoryDeliveryRepository:
         self._changes.put(self._s.delivery_keys, key, delivery_id)
         return True
 
-    def due(self, channel: str, now: datetime, limit: int) -> builtins.list[Delivery]:
-        return [d for d in self._s.deliveries.values()
-                if d.channel == channel and d.status == "pending"
-                and d.next_attempt_at <= now][:max(limit, 0)]
+    def claim(self, channel: str, now: datetime, limit: int,
+              until: datetime | None) -> builtins.list[Delivery]:
+        found = sorted((d for d in self._s.deliveries.values()
+                        if d.channel == channel and d.status == "pending"
+                        and d.next_attempt_at <= now), key=lambda d: d.id)[:max(limit, 0)]
+        if until is not None:
+            for d in found:
+                self._changes.put(self._s.deliveries, d.id,
+                                  replace(d, next_attempt_at=as_utc(until)))
+        return found
 
     def _change(self, delivery_id: int, **fields: Any) -> None:
         found = self._s.deliveries.get(delivery_id)
