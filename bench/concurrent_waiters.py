@@ -41,6 +41,8 @@ ANCHOR_INTERVAL = 3.0
 MB = 1024 * 1024
 WAIT_TIMEOUT = 60  # the longest long-poll the API allows; timed-out polls are repeated
 PARK_LIMIT = 180
+SETTLE_WINDOW = 0.5  # seconds of server CPU watched after parking ...
+SETTLED_CPU = 0.1  # ... and the share of one core below which it counts as settled
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -114,9 +116,18 @@ class Waiters:
         async with httpx.AsyncClient(base_url=self.hub.url, timeout=120) as client:
             while time.perf_counter() - started < PARK_LIMIT:
                 if (await client.get("/healthz")).json()["waiters"] >= len(self.ids):
-                    return time.perf_counter() - started
+                    break
                 await asyncio.sleep(0.2)
-        raise RuntimeError(f"not all {len(self.ids)} waiters parked in {PARK_LIMIT} s")
+            else:
+                raise RuntimeError(f"not all {len(self.ids)} waiters parked in {PARK_LIMIT} s")
+        # A waiter counts as parked once registered, before it reads its ticket; wait for
+        # the server to finish those reads, so the timed round does not pay for them.
+        while time.perf_counter() - started < PARK_LIMIT:
+            cpu = self.hub.cpu_seconds()
+            await asyncio.sleep(SETTLE_WINDOW)
+            if self.hub.cpu_seconds() - cpu < SETTLE_WINDOW * SETTLED_CPU:
+                return time.perf_counter() - started
+        raise RuntimeError(f"the server did not settle after parking in {PARK_LIMIT} s")
 
     async def _wait(self, i: int, conn: Connection) -> None:
         while True:
@@ -183,7 +194,7 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
     per_wake = [(waiters.woken_at[i] - sent_at[i]) * 1000 for i in range(count)]
     return {"ask_seconds": ask_seconds, "asked_rss": asked_rss, "parked_rss": parked_rss,
             "park_seconds": park_seconds, "burst": burst_end - burst_start,
-            "lag": last_woken - burst_end, "total": last_woken - burst_start,
+            "lag": last_woken - burst_end, "total": last_woken - min(sent_at),
             "burst_cpu": burst_cpu, "per_wake": per_wake, "repolls": waiters.repolls}
 
 
@@ -235,7 +246,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
             note="last answer accepted (committed) -> last waiter holding its response; "
                  "negative when the last waiter had its response before the responder had "
                  "the answer's"),
-        Row(NAME, "burst start -> all woken", a["total"], "s", Goal("<=", 2),
+        Row(NAME, "first answer sent -> all woken", a["total"], "s", Goal("<=", 2),
             "3 s poll interval", ANCHOR_INTERVAL,
             note=(f"strict reading of the goal: includes writing all {count:,} answers "
                   f"({answerers} connections, {count / a['burst']:,.0f} answers/s, server "
@@ -250,7 +261,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
     ]
     if d is not None:
         rows.append(Row(
-            NAME, "shared deadline -> all woken", d["last"], "s", Goal("<=", 2),
+            NAME, "shared deadline -> all woken", d["last"], "s", Goal("<=", 1),
             "3 s poll interval", ANCHOR_INTERVAL,
             note=(f"{count:,} tickets with one due_at, expired by the hub's deadline loop; "
                   f"first waiter woke {d['first'] * 1000:.0f} ms after due_at; server CPU "
