@@ -39,7 +39,7 @@ from tickethub.api.schemas import (
     TicketPage,
     TransitionIn,
     TreeNode,
-    ticket_json,
+    shared_ticket_json,
 )
 from tickethub.api.wire_types import Id, Seq, Text
 from tickethub.domain.actors import Actor
@@ -60,7 +60,7 @@ def _out(hub: HubRuntime, ticket: Ticket, status_code: int = 200,
          headers: dict[str, str] | None = None) -> Response:
     """The ticket as JSON. Returned as a ready response: FastAPI would otherwise validate
     the model a second time (``response_model`` still documents it)."""
-    body = ticket_json(ticket, hub.settings.effective_public_url)
+    body = shared_ticket_json(ticket, hub.settings.effective_public_url)
     return Response(body, status_code=status_code, media_type="application/json",
                     headers=headers)
 
@@ -334,6 +334,11 @@ async def wait(
     return await wait_for_resolution(hub, me, ticket_id, timeout)
 
 
+def _resolve_empty(signal: asyncio.Future[Ticket | None]) -> None:
+    if not signal.done():
+        signal.set_result(None)
+
+
 async def wait_for_resolution(hub: HubRuntime, me: Actor, ticket_id: int, timeout: float
                               ) -> Response:
     """The long-poll of ``wait``: the ticket once resolved, or as it is after ``timeout``."""
@@ -347,10 +352,14 @@ async def wait_for_resolution(hub: HubRuntime, me: Actor, ticket_id: int, timeou
                 remaining = deadline - loop.time()
                 if not ticket.waiting or remaining <= 0 or hub.bus.closing:  # closing: shutdown
                     break
+                # At the timeout the signal resolves with None ("read it back"): the
+                # loop reads the ticket once more and answers it as timed out. Cheaper
+                # than ``asyncio.wait_for`` (no second future) for thousands of waiters.
+                timer = loop.call_later(remaining, _resolve_empty, changed)
                 try:
-                    fresh = await asyncio.wait_for(changed, remaining)
-                except TimeoutError:
-                    continue
+                    fresh = await changed
+                finally:
+                    timer.cancel()
                 if fresh is not None and not fresh.waiting:
                     ticket = fresh
                     break
