@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -185,19 +186,22 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
         if r.status != 200:
             raise RuntimeError(f"answer failed: {r.status} {r.body[:200]!r}")
 
-    cpu_before = hub.cpu_seconds()
+    load = os.getloadavg()[0]
+    cpu_before, client_before = hub.cpu_seconds(), time.process_time()
     burst_start = time.perf_counter()
     await _in_parallel(conns, list(range(count)), answer)
     burst_end = time.perf_counter()
     last_woken = await waiters.all_woken("answered")
     burst_cpu = hub.cpu_seconds() - cpu_before
+    client_cpu = time.process_time() - client_before
     await waiters.close()
     await asyncio.gather(*(c.close() for c in conns))
     per_wake = [(waiters.woken_at[i] - sent_at[i]) * 1000 for i in range(count)]
     return {"ask_seconds": ask_seconds, "asked_rss": asked_rss, "parked_rss": parked_rss,
             "park_seconds": park_seconds, "burst": burst_end - burst_start,
             "lag": last_woken - burst_end, "total": last_woken - min(sent_at),
-            "burst_cpu": burst_cpu, "per_wake": per_wake, "repolls": waiters.repolls}
+            "burst_cpu": burst_cpu, "client_cpu": client_cpu, "load": load,
+            "per_wake": per_wake, "repolls": waiters.repolls}
 
 
 async def _deadline_burst(hub: HubProcess, count: int, ask_seconds: float,
@@ -215,12 +219,14 @@ async def _deadline_burst(hub: HubProcess, count: int, ask_seconds: float,
         raise RuntimeError("the machine was too slow to park every waiter before the shared"
                            " deadline; rerun with fewer --waiters")
     idle_before = due_perf - time.perf_counter()
-    cpu_before = hub.cpu_seconds()
+    cpu_before, client_before = hub.cpu_seconds(), time.process_time()
     last_woken = await waiters.all_woken("expired")
+    client_cpu = time.process_time() - client_before
     first_woken = min(waiters.woken_at)
     await waiters.close()
     return {"first": first_woken - due_perf, "last": last_woken - due_perf,
-            "cpu": hub.cpu_seconds() - cpu_before, "slack": idle_before,
+            "cpu": hub.cpu_seconds() - cpu_before, "client_cpu": client_cpu,
+            "slack": idle_before,
             "repolls": waiters.repolls}
 
 
@@ -253,8 +259,9 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
             note=(f"strict reading of the goal: includes writing all {count:,} answers "
                   f"({answerers} connections, {count / a['burst']:,.0f} answers/s, server "
                   f"CPU {a['burst_cpu']:.1f} s = {a['burst_cpu'] / count * 1000:.1f} ms per "
-                  f"answer; {a['repolls']} long-polls timed out after 60 s and were made "
-                  f"again)")),
+                  f"answer; bench client CPU {a['client_cpu']:.1f} s; load average "
+                  f"{a['load']:.1f} on {os.cpu_count()} cores; {a['repolls']} long-polls "
+                  f"timed out after 60 s and were made again)")),
         Row(NAME, "answer burst", a["burst"], "s", None, "3 s poll interval", ANCHOR_INTERVAL),
         Row(NAME, "per-waiter wake p50", percentile(per_wake, 50), "ms", None,
             "3 s poll p50", ANCHOR_INTERVAL / 2 * 1000,
@@ -267,7 +274,8 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
             "3 s poll interval", ANCHOR_INTERVAL,
             note=(f"{count:,} tickets with one due_at, expired by the hub's deadline loop; "
                   f"first waiter woke {d['first'] * 1000:.0f} ms after due_at; server CPU "
-                  f"{d['cpu']:.1f} s; {d['repolls']} long-polls repeated after 60 s")))
+                  f"{d['cpu']:.1f} s; bench client CPU {d['client_cpu']:.1f} s; "
+                  f"{d['repolls']} long-polls repeated after 60 s")))
     params = {"waiters": count, "answerers": answerers, "idle_rss_mb": idle_rss / MB,
               "asked_rss_mb": a["asked_rss"] / MB, "parked_rss_mb": a["parked_rss"] / MB,
               "peak_rss_mb": peak_rss / MB, "park_seconds": a["park_seconds"],
