@@ -2,15 +2,17 @@
 
 Against a real ``tickethub serve`` process (SQLite): ``--waiters`` tickets are asked,
 each gets its own connection long-polling ``GET .../wait?timeout=60``; once ``/healthz``
-counts them all parked, the server's resident memory (``VmRSS``) is read. Then
-``--answerers`` parallel connections answer every ticket as fast as the server takes
-it. Goal (issue 3): 5,000 waiters in <= 600 MB, all woken within 2 s.
+counts them all parked and the server has gone quiet (their first reads done), the
+server's resident memory (``VmRSS``) is read. Then ``--answerers`` parallel connections
+answer every ticket as fast as the server takes it. Goals (issue 15): 5,000 waiters in
+<= 600 MB, all holding their answers within 2 s of the first answer sent, and all woken
+within 1 s of a shared deadline.
 
 Reported: the RSS with everyone parked (anchor: the same server idle, before the
 waiters); the burst (time to get all answers accepted); the wake lag from the last
-accepted answer to the last waiter woken (the goal's "time until all are woken after
-their tickets are answered"); and the total from burst start to the last waiter woken,
-which is bounded by how fast the hub can durably write answers, not by waking.
+accepted answer to the last waiter woken; and the total from the first answer sent to
+the last waiter woken (the goal), bounded by how fast the hub durably writes answers and
+answers their waiters: the server's CPU per answer (in the note).
 
 A second round (skip with ``--no-deadline-burst``) lets the hub resolve them all at
 once itself: a fresh set of tickets shares one ``due_at``, their waiters park, and the
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -41,6 +44,8 @@ ANCHOR_INTERVAL = 3.0
 MB = 1024 * 1024
 WAIT_TIMEOUT = 60  # the longest long-poll the API allows; timed-out polls are repeated
 PARK_LIMIT = 180
+SETTLE_WINDOW = 0.5  # seconds of server CPU watched after parking ...
+SETTLED_CPU = 0.1  # ... and the share of one core below which it counts as settled
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -114,9 +119,18 @@ class Waiters:
         async with httpx.AsyncClient(base_url=self.hub.url, timeout=120) as client:
             while time.perf_counter() - started < PARK_LIMIT:
                 if (await client.get("/healthz")).json()["waiters"] >= len(self.ids):
-                    return time.perf_counter() - started
+                    break
                 await asyncio.sleep(0.2)
-        raise RuntimeError(f"not all {len(self.ids)} waiters parked in {PARK_LIMIT} s")
+            else:
+                raise RuntimeError(f"not all {len(self.ids)} waiters parked in {PARK_LIMIT} s")
+        # A waiter counts as parked once registered, before it reads its ticket; wait for
+        # the server to finish those reads, so the timed round does not pay for them.
+        while time.perf_counter() - started < PARK_LIMIT:
+            cpu = self.hub.cpu_seconds()
+            await asyncio.sleep(SETTLE_WINDOW)
+            if self.hub.cpu_seconds() - cpu < SETTLE_WINDOW * SETTLED_CPU:
+                return time.perf_counter() - started
+        raise RuntimeError(f"the server did not settle after parking in {PARK_LIMIT} s")
 
     async def _wait(self, i: int, conn: Connection) -> None:
         while True:
@@ -172,19 +186,22 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
         if r.status != 200:
             raise RuntimeError(f"answer failed: {r.status} {r.body[:200]!r}")
 
-    cpu_before = hub.cpu_seconds()
+    load = os.getloadavg()[0]
+    cpu_before, client_before = hub.cpu_seconds(), time.process_time()
     burst_start = time.perf_counter()
     await _in_parallel(conns, list(range(count)), answer)
     burst_end = time.perf_counter()
     last_woken = await waiters.all_woken("answered")
     burst_cpu = hub.cpu_seconds() - cpu_before
+    client_cpu = time.process_time() - client_before
     await waiters.close()
     await asyncio.gather(*(c.close() for c in conns))
     per_wake = [(waiters.woken_at[i] - sent_at[i]) * 1000 for i in range(count)]
     return {"ask_seconds": ask_seconds, "asked_rss": asked_rss, "parked_rss": parked_rss,
             "park_seconds": park_seconds, "burst": burst_end - burst_start,
-            "lag": last_woken - burst_end, "total": last_woken - burst_start,
-            "burst_cpu": burst_cpu, "per_wake": per_wake, "repolls": waiters.repolls}
+            "lag": last_woken - burst_end, "total": last_woken - min(sent_at),
+            "burst_cpu": burst_cpu, "client_cpu": client_cpu, "load": load,
+            "per_wake": per_wake, "repolls": waiters.repolls}
 
 
 async def _deadline_burst(hub: HubProcess, count: int, ask_seconds: float,
@@ -202,12 +219,14 @@ async def _deadline_burst(hub: HubProcess, count: int, ask_seconds: float,
         raise RuntimeError("the machine was too slow to park every waiter before the shared"
                            " deadline; rerun with fewer --waiters")
     idle_before = due_perf - time.perf_counter()
-    cpu_before = hub.cpu_seconds()
+    cpu_before, client_before = hub.cpu_seconds(), time.process_time()
     last_woken = await waiters.all_woken("expired")
+    client_cpu = time.process_time() - client_before
     first_woken = min(waiters.woken_at)
     await waiters.close()
     return {"first": first_woken - due_perf, "last": last_woken - due_perf,
-            "cpu": hub.cpu_seconds() - cpu_before, "slack": idle_before,
+            "cpu": hub.cpu_seconds() - cpu_before, "client_cpu": client_cpu,
+            "slack": idle_before,
             "repolls": waiters.repolls}
 
 
@@ -235,13 +254,14 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
             note="last answer accepted (committed) -> last waiter holding its response; "
                  "negative when the last waiter had its response before the responder had "
                  "the answer's"),
-        Row(NAME, "burst start -> all woken", a["total"], "s", Goal("<=", 2),
+        Row(NAME, "first answer sent -> all woken", a["total"], "s", Goal("<=", 2),
             "3 s poll interval", ANCHOR_INTERVAL,
             note=(f"strict reading of the goal: includes writing all {count:,} answers "
                   f"({answerers} connections, {count / a['burst']:,.0f} answers/s, server "
                   f"CPU {a['burst_cpu']:.1f} s = {a['burst_cpu'] / count * 1000:.1f} ms per "
-                  f"answer; {a['repolls']} long-polls timed out after 60 s and were made "
-                  f"again)")),
+                  f"answer; bench client CPU {a['client_cpu']:.1f} s; load average "
+                  f"{a['load']:.1f} on {os.cpu_count()} cores; {a['repolls']} long-polls "
+                  f"timed out after 60 s and were made again)")),
         Row(NAME, "answer burst", a["burst"], "s", None, "3 s poll interval", ANCHOR_INTERVAL),
         Row(NAME, "per-waiter wake p50", percentile(per_wake, 50), "ms", None,
             "3 s poll p50", ANCHOR_INTERVAL / 2 * 1000,
@@ -250,11 +270,12 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
     ]
     if d is not None:
         rows.append(Row(
-            NAME, "shared deadline -> all woken", d["last"], "s", Goal("<=", 2),
+            NAME, "shared deadline -> all woken", d["last"], "s", Goal("<=", 1),
             "3 s poll interval", ANCHOR_INTERVAL,
             note=(f"{count:,} tickets with one due_at, expired by the hub's deadline loop; "
                   f"first waiter woke {d['first'] * 1000:.0f} ms after due_at; server CPU "
-                  f"{d['cpu']:.1f} s; {d['repolls']} long-polls repeated after 60 s")))
+                  f"{d['cpu']:.1f} s; bench client CPU {d['client_cpu']:.1f} s; "
+                  f"{d['repolls']} long-polls repeated after 60 s")))
     params = {"waiters": count, "answerers": answerers, "idle_rss_mb": idle_rss / MB,
               "asked_rss_mb": a["asked_rss"] / MB, "parked_rss_mb": a["parked_rss"] / MB,
               "peak_rss_mb": peak_rss / MB, "park_seconds": a["park_seconds"],

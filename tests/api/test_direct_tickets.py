@@ -7,6 +7,7 @@ its router never saw the request."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ class Pair:
     direct: httpx.AsyncClient
     plain: httpx.AsyncClient
     routed: list[tuple[str, str, int]]  # what the direct app's router saw
+    hub: HubRuntime
 
 
 @pytest.fixture
@@ -55,7 +57,7 @@ async def pair(runtime: HubRuntime) -> AsyncIterator[Pair]:
     plain_app.user_middleware = [m for m in plain_app.user_middleware
                                  if m.cls is not DirectRoutes]
     async with runtime.running(), _client(direct_app) as direct, _client(plain_app) as plain:
-        yield Pair(direct, plain, routed)
+        yield Pair(direct, plain, routed, runtime)
 
 
 def _wire(response: httpx.Response, volatile: bool = False) -> tuple[int, list[Any], bytes]:
@@ -189,3 +191,54 @@ async def test_too_large_bodies_are_413_as_on_the_route(pair: Pair) -> None:
         plain = await pair.plain.post(url, content=streamed(), headers=json_)
         direct = await pair.direct.post(url, content=streamed(), headers=json_)
         assert _wire(direct) == _wire(plain) and direct.status_code == 413
+
+
+async def test_wait_answers_as_the_route(pair: Pair) -> None:
+    """The long-poll is direct too (thousands of them wake at once): a resolved ticket,
+    a timed-out poll and one woken by an answer are the route's bytes."""
+    agent = await make_token(pair.plain, "agent", "agent-1")
+    alice = await make_token(pair.plain, "responder", "alice")
+    ticket = (await pair.plain.post(TICKETS, json=QUESTION, headers=agent)).json()["id"]
+    status, headers, _ = await _both(pair, "GET", f"{TICKETS}/{ticket}/wait?timeout=0",
+                                     headers=agent)
+    assert status == 200 and ("x-tickethub-timed-out", "true") in headers
+    # Repeated parameters: the last one counts, as in Starlette's query parameters.
+    await _both(pair, "GET", f"{TICKETS}/{ticket}/wait?timeout=50&timeout=0", headers=agent)
+    waiting = asyncio.create_task(pair.direct.get(f"{TICKETS}/{ticket}/wait?timeout=30",
+                                                  headers=agent))
+    while not pair.hub.bus.waiter_count:
+        await asyncio.sleep(0.01)
+    await pair.plain.post(f"{TICKETS}/{ticket}/answer", json={"text": "go"}, headers=alice)
+    woken = await waiting
+    plain = await pair.plain.get(f"{TICKETS}/{ticket}/wait", headers=agent)
+    assert woken.headers["x-tickethub-timed-out"] == "false"
+    assert _wire(woken) == _wire(plain)
+    assert [r for r in pair.routed if r[0] == "GET"] == []
+
+
+async def test_wait_refusals_are_the_routes(pair: Pair) -> None:
+    agent = await make_token(pair.plain, "agent", "agent-1")
+    ticket = (await pair.plain.post(TICKETS, json=QUESTION, headers=agent)).json()["id"]
+    cases = [
+        (f"{TICKETS}/{ticket}/wait?timeout=61", agent, 422),
+        (f"{TICKETS}/{ticket}/wait?timeout=-1", agent, 422),
+        (f"{TICKETS}/{ticket}/wait?timeout=soon", agent, 422),
+        (f"{TICKETS}/{ticket}/wait?timeout=", agent, 422),
+        (f"{TICKETS}/abc/wait?timeout=soon", agent, 422),  # path and query, in one
+        (f"{TICKETS}/0/wait", agent, 422),
+        (f"{TICKETS}/999999/wait?timeout=0", agent, 404),
+        (f"{TICKETS}/{ticket}/wait?timeout=soon", {}, 401),  # the token first
+        (f"{TICKETS}/{ticket}/wait?timeout=0", {"Authorization": "Bearer nope"}, 401),
+    ]
+    for url, headers, expected in cases:
+        status, _, _ = await _both(pair, "GET", url, headers=headers)
+        assert status == expected, url
+
+
+async def test_a_wait_with_a_body_is_left_to_the_router(pair: Pair) -> None:
+    agent = await make_token(pair.plain, "agent", "agent-1")
+    ticket = (await pair.plain.post(TICKETS, json=QUESTION, headers=agent)).json()["id"]
+    response = await pair.direct.request("GET", f"{TICKETS}/{ticket}/wait?timeout=0",
+                                         content=b"{}", headers=agent)
+    assert response.status_code == 200
+    assert [r[:2] for r in pair.routed] == [("GET", f"{TICKETS}/{ticket}/wait")]

@@ -1,12 +1,14 @@
-"""``ticket_json`` (the hot paths' encoder) writes exactly what ``TicketOut`` would."""
+"""``ticket_json`` (the hot paths' encoder) writes exactly what ``TicketOut`` would, and
+``shared_ticket_json`` (one body for a write's requester and its woken waiters) too."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from tickethub.api.schemas import TicketOut, ticket_json
+from tickethub.api.schemas import TicketOut, shared_ticket_json, ticket_json
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Answer, Ticket
 
@@ -41,3 +43,20 @@ def _ticket(**fields: object) -> Ticket:
 def test_ticket_json_is_the_models_json_byte_for_byte(ticket: Ticket) -> None:
     expected = TicketOut.of(ticket, "http://hub:8080").model_dump_json().encode()
     assert ticket_json(ticket, "http://hub:8080") == expected
+
+
+def test_a_shared_body_is_the_same_bytes_encoded_once_per_state() -> None:
+    answered = _ticket(status=Status.ANSWERED, version=2,
+                       answer=Answer("go", None, "alice", "api", AT))
+    first = shared_ticket_json(answered, "http://hub:8080")
+    assert first == ticket_json(answered, "http://hub:8080")
+    assert shared_ticket_json(answered, "http://hub:8080") is first  # the same state
+    # An equal state read back is another object: encoded afresh, same bytes.
+    again = replace(answered)
+    assert shared_ticket_json(again, "http://hub:8080") is not first
+    assert shared_ticket_json(again, "http://hub:8080") == first
+    # Another base URL, another ticket state: their own bytes.
+    assert shared_ticket_json(again, "http://other") == ticket_json(again, "http://other")
+    later = replace(again, version=3, title="changed")
+    assert shared_ticket_json(later, "http://hub:8080") == ticket_json(later,
+                                                                       "http://hub:8080")

@@ -1,6 +1,7 @@
 """Direct routes: a route's JSON operation served without FastAPI's per-request layers
 (router scan, dependency solving), for the few operations whose cost is mostly those
-layers (the Agent Protocol door's create task and execute step).
+layers (the Agent Protocol door's create task and execute step, the native ask, answer and
+long-poll wait).
 
 Nothing here names a path. A route opts in by decorating its endpoint with
 :func:`direct`, giving a handler that does the same work from the raw request; the
@@ -11,8 +12,8 @@ in the app's middleware stack like any other middleware (anything added with
 the body to the route's limit with the same check (``api/limits.py``), renders errors
 with the one renderer in the route's wire format (``api/problems.py``) and encodes JSON
 as the routes do (``json_codec``). A request it does not take (another path or method,
-a body not declared JSON) goes on to FastAPI unchanged; the route stays the reference
-and documents the operation in the OpenAPI schema.
+a ``POST`` body not declared JSON, a ``GET`` with a body) goes on to FastAPI unchanged;
+the route stays the reference and documents the operation in the OpenAPI schema.
 """
 
 from __future__ import annotations
@@ -75,6 +76,16 @@ def _json_or_empty(headers: dict[bytes, bytes]) -> bool:
     return media == b"application/json" or media.endswith(b"+json")
 
 
+def _no_body(headers: dict[bytes, bytes]) -> bool:
+    """True when a request (a ``GET``) declares no body; one with a body goes on to
+    FastAPI, which decides what it means."""
+    return (b"transfer-encoding" not in headers
+            and headers.get(b"content-length", b"0") == b"0")
+
+
+_METHODS = frozenset(("GET", "POST"))
+
+
 @dataclass(frozen=True)
 class _Direct:
     path_regex: re.Pattern[str]  # the route's, with the prefixes of including routers
@@ -98,8 +109,8 @@ class DirectRoutes:
     """The middleware serving the app's direct routes (see the module doc). Add it
     before the other middleware, so it is the innermost one."""
 
-    _WANTED = frozenset((b"content-type", b"content-length", b"authorization",
-                         b"idempotency-key", b"x-tickethub-via"))
+    _WANTED = frozenset((b"content-type", b"content-length", b"transfer-encoding",
+                         b"authorization", b"idempotency-key", b"x-tickethub-via"))
 
     def __init__(self, app: ASGIApp, routes: Callable[[], list[BaseRoute]],
                  max_body_bytes: Callable[[], int]) -> None:
@@ -109,18 +120,20 @@ class DirectRoutes:
         self._table: list[_Direct] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST":
+        if scope["type"] == "http" and scope["method"] in _METHODS:
             if self._table is None:
                 self._table = _direct_routes(self._routes())
             path = scope["path"]
+            method = scope["method"]
             for entry in self._table:
                 match = entry.path_regex.match(path)
-                if match is not None and "POST" in entry.methods:
+                if match is not None and method in entry.methods:
                     headers: dict[bytes, bytes] = {}
                     for name, value in scope["headers"]:  # the first of each, as Starlette
                         if name in self._WANTED:
                             headers.setdefault(name, value)
-                    if _json_or_empty(headers):
+                    if (_json_or_empty(headers) if method == "POST"
+                            else _no_body(headers)):
                         await self._serve(entry.route, entry.handler, match.groupdict(),
                                           headers, scope, receive, send)
                         return

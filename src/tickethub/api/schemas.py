@@ -121,6 +121,26 @@ def ticket_json(ticket: Ticket, base_url: str) -> bytes:
         return TicketOut.of(ticket, base_url).model_dump_json().encode()
 
 
+_SHARED_BODIES = 4096  # tickets whose latest encoded state is kept
+_bodies: dict[int, tuple[Ticket, str, bytes]] = {}
+
+
+def shared_ticket_json(ticket: Ticket, base_url: str) -> bytes:
+    """``ticket_json(ticket, base_url)``, encoded once per ticket *state object*: a write
+    hands the same ``Ticket`` to its requester and (through the bus) to every waiter of
+    the ticket, so an answer and the long-polls it wakes share one body. Keyed by the
+    object's identity (tickets are immutable values), so a state read back from the
+    store is encoded afresh."""
+    entry = _bodies.get(ticket.id)
+    if entry is not None and entry[0] is ticket and entry[1] == base_url:
+        return entry[2]
+    body = ticket_json(ticket, base_url)
+    if len(_bodies) >= _SHARED_BODIES:
+        _bodies.clear()
+    _bodies[ticket.id] = (ticket, base_url, body)
+    return body
+
+
 class TicketPage(BaseModel):
     items: list[TicketOut]
     next_cursor: str | None
