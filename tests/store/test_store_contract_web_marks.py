@@ -72,3 +72,24 @@ def test_saved_views_by_name_replaced_limited_and_deleted(store: Any) -> None:
     views.delete(alice, "never there")
     assert views.views_of(alice) == [SavedView("mine", "view=me&sort=urgent")]
     assert views.views_of(bob) == [SavedView("mine", "view=team")]
+
+
+def test_a_read_ticket_turns_unread_when_someone_else_writes_to_it(store: Any) -> None:
+    """Activity by others after the mark unmarks; one's own does not; reading again
+    covers what happened before it."""
+    from tickethub.domain.events import EventType, NewEvent
+
+    alice, _, (a, b, *_) = _people_and_tickets(store)
+    marks = _marks(store)
+    marks.mark(alice, [a, b], True, NOW)
+
+    def event(ticket: int, actor: str) -> None:
+        with store.write() as uow:
+            uow.events.append_many([NewEvent(EventType.MESSAGE_POSTED, ticket,
+                                             f"/{ticket}/", actor, {})], NOW)
+
+    event(a, "agent")
+    event(b, "alice")
+    assert marks.read_among(alice, [a, b]) == {b}
+    marks.mark(alice, [a], True, NOW)
+    assert marks.read_among(alice, [a, b]) == {a, b}

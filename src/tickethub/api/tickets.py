@@ -308,7 +308,7 @@ def _query_value(query_string: bytes, name: str) -> str | None:
 
 
 async def _wait_direct(request: DirectRequest) -> Response:
-    hub: HubRuntime = request.app.state.hub
+    hub: TicketsDoor = request.app.state.hub
     me = await _actor_of(request, hub)
     errors: list[dict[str, Any]] = []
     ticket_id = _checked(_TICKET_ID, request.path_params["ticket_id"],
@@ -339,7 +339,7 @@ def _resolve_empty(signal: asyncio.Future[Ticket | None]) -> None:
         signal.set_result(None)
 
 
-async def wait_for_resolution(hub: HubRuntime, me: Actor, ticket_id: int, timeout: float
+async def wait_for_resolution(hub: TicketsDoor, me: Actor, ticket_id: int, timeout: float
                               ) -> Response:
     """The long-poll of ``wait``: the ticket once resolved, or as it is after ``timeout``."""
     loop = asyncio.get_running_loop()

@@ -80,9 +80,9 @@ class MemoryState:
     delivery_keys: dict[str, int] = field(default_factory=dict)
     cursors: dict[str, int] = field(default_factory=dict)
     webhooks: dict[int, Webhook] = field(default_factory=dict)
-    # web bookkeeping (``memory_web_marks``): (actor id, ticket id) -> read at;
-    # (actor id, view name) -> (query, created at)
-    web_reads: dict[tuple[int, int], datetime] = field(default_factory=dict)
+    # web bookkeeping (``memory_web_marks``): (actor id, ticket id) -> (read at, the
+    # log's last seq then); (actor id, view name) -> (query, created at)
+    web_reads: dict[tuple[int, int], tuple[datetime, int]] = field(default_factory=dict)
     saved_views: dict[tuple[int, str], tuple[str, datetime]] = field(default_factory=dict)
     # people's sign-in (``memory_sessions``): actor name -> password hash; token hash ->
     # session (actor name, csrf, created, expires); token hash -> link (name, created,

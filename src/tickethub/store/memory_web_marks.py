@@ -29,15 +29,23 @@ class MemoryReadMarks:
                         changes.drop(state.web_reads, (actor_id, ticket_id))
                 return
             _known_actor(state, actor_id)
+            seen = state.events[-1].seq if state.events else 0
             for ticket_id in ticket_ids:
                 if ticket_id not in state.tickets:
                     raise ConstraintViolation(f"no ticket {ticket_id} to mark")
-                if (actor_id, ticket_id) not in state.web_reads:  # the first mark stays
-                    changes.put(state.web_reads, (actor_id, ticket_id), as_utc(at))
+                # Read again: what happened since the old mark is seen now.
+                changes.put(state.web_reads, (actor_id, ticket_id), (as_utc(at), seen))
 
     def read_among(self, actor_id: int, ticket_ids: list[int]) -> set[int]:
+        """Marked read, and nobody else wrote an event on the ticket after the mark."""
         with self._store.transaction():
-            return {i for i in ticket_ids if (actor_id, i) in self._store.state.web_reads}
+            state = self._store.state
+            me = next((a.name for a, _ in state.actors.values() if a.id == actor_id), None)
+            marks = {i: state.web_reads[(actor_id, i)][1] for i in ticket_ids
+                     if (actor_id, i) in state.web_reads}
+            newer = {e.ticket_id for e in state.events
+                     if e.ticket_id in marks and e.seq > marks[e.ticket_id] and e.actor != me}
+            return set(marks) - newer
 
 
 class MemorySavedViews:
