@@ -29,6 +29,21 @@ def raise_open_files_limit(wanted: int) -> int:
     return soft
 
 
+
+def child_pids(parent: int) -> set[int]:
+    """The live processes whose parent is ``parent`` (read from ``/proc``; Linux)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue  # it ended while we looked
+            # the field after the ")" closing the command name is the state, then the ppid
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                found.add(int(entry.name))
+    return found
+
 class HubProcess:
     """``with HubProcess() as hub:`` starts the server and waits until ``/healthz`` answers;
     leaving the block stops it and deletes its data folder."""
@@ -141,13 +156,4 @@ class HubProcess:
         """The processes ``serve --workers N`` started (none with one worker)."""
         if self._workers == 1:
             return []
-        found = []
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    stat = (entry / "stat").read_text()
-                except OSError:
-                    continue
-                if int(stat.rsplit(")", 1)[1].split()[1]) == self.pid:
-                    found.append(int(entry.name))
-        return found
+        return sorted(child_pids(self.pid))

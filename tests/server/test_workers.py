@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from bench.hub import child_pids
 from click.testing import CliRunner
 from sqlalchemy import text
 
@@ -48,19 +49,6 @@ def test_zero_workers_is_a_bad_command_line(tmp_path: Path):
         "error: --workers must be at least 1 (invalid_option, field workers)")
 
 
-def _children(parent: int) -> set[int]:
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
-                found.add(int(entry.name))
-    return found
-
-
 @pytest.fixture
 def workers(tmp_path: Path, pg_databases: object) -> Iterator[tuple[str, str, int]]:
     """``serve --workers 2`` on a fresh database: (url, database url, parent pid)."""
@@ -77,7 +65,7 @@ def workers(tmp_path: Path, pg_databases: object) -> Iterator[tuple[str, str, in
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 300  # starts are slow on a loaded machine
-        while len(_children(process.pid)) < 2 or not _healthy(url):
+        while len(child_pids(process.pid)) < 2 or not _healthy(url):
             assert process.poll() is None, (tmp_path / "serve.log").read_text()
             assert time.monotonic() < deadline, "the workers did not start"
             time.sleep(0.2)
@@ -103,7 +91,7 @@ def _healthy(url: str) -> bool:
 @pytest.mark.timeout(900)  # two hub starts take minutes on a loaded machine
 def test_kill_9_of_one_worker_under_load_loses_nothing_acknowledged(workers):
     url, database, parent = workers
-    first_workers = _children(parent)
+    first_workers = child_pids(parent)
     assert len(first_workers) == 2
     asked, answered = [], []
     stop = threading.Event()
@@ -167,6 +155,6 @@ def test_kill_9_of_one_worker_under_load_loses_nothing_acknowledged(workers):
     assert set(status) == set(asked)  # every 201 is there
     assert {status[i] for i in answered} == {"answered"}  # every 200 too
     deadline = time.monotonic() + 120  # and the supervisor started a new worker
-    while len(_children(parent)) < 2 and time.monotonic() < deadline:
+    while len(child_pids(parent)) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert victim not in _children(parent) and len(_children(parent)) == 2
+    assert victim not in child_pids(parent) and len(child_pids(parent)) == 2
