@@ -50,6 +50,8 @@ class AuthService:
         token was registered)."""
         now = self._clock.now()
         with self._store.write() as uow:
+            # Two hub processes starting on one new database would both create "admin".
+            uow.actors.lock_for_bootstrap()
             if configured_token and uow.actors.by_token_hash(hash_token(configured_token)):
                 return None
             has_admin = uow.actors.count_admins() > 0

@@ -168,6 +168,9 @@ class MemoryActorRepository:
     def count_admins(self) -> int:
         return sum(1 for a, _ in self._s.actors.values() if a.role is Role.ADMIN)
 
+    def lock_for_bootstrap(self) -> None:
+        pass  # one lock already orders every memory transaction
+
 
 class MemoryDeliveryRepository:
     def __init__(self, state: MemoryState, changes: Changes) -> None:

@@ -6,9 +6,10 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+MIGRATE_LOCK_KEY = 0x7E1C4EA  # next to the store's other advisory lock keys (records.py)
 
 
 def alembic_config() -> Config:
@@ -21,6 +22,10 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the database at ``engine`` to ``revision`` (default: the newest)."""
     config = alembic_config()
     with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # Hubs started together on one database migrate one after another; the later
+            # ones find it at head. (SQLite's first DDL statement takes the write lock.)
+            connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATE_LOCK_KEY})
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
 

@@ -28,6 +28,7 @@ from tickethub.store.visibility import event_readable_by
 
 # Any constant works: it names the one lock that orders event commits on PostgreSQL.
 _EVENT_LOCK_KEY = 0x7E1C4E7
+BOOTSTRAP_LOCK_KEY = 0x7E1C4E9  # (server/leader.py holds 0x7E1C4E8)
 
 
 def message_from_row(row: Any) -> Message:
@@ -193,6 +194,11 @@ class SqlActorRepository:
         return int(self._c.execute(
             select(func.count()).select_from(actors).where(actors.c.role == Role.ADMIN.value)
         ).scalar() or 0)
+
+    def lock_for_bootstrap(self) -> None:
+        # SQLite write transactions are already one at a time (BEGIN IMMEDIATE).
+        if self._c.dialect.name == "postgresql":
+            self._c.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": BOOTSTRAP_LOCK_KEY})
 
 
 def _delivery(row: Any) -> Delivery:
