@@ -28,6 +28,8 @@ from tickethub.store.visibility import event_readable_by
 
 # Any constant works: it names the one lock that orders event commits on PostgreSQL.
 _EVENT_LOCK_KEY = 0x7E1C4E7
+# Outside ids per ``IN (...)`` of a batched look-up: under every driver's parameter limit.
+_IN_CHUNK = 500
 
 
 def message_from_row(row: Any) -> Message:
@@ -67,6 +69,19 @@ class SqlMessageRepository:
             select(messages).where(messages.c.via == via, messages.c.external_id == external_id)
         ).first()
         return message_from_row(row) if row else None
+
+    def find_external_many(self, via: str, external_ids: Sequence[str]) -> dict[str, Message]:
+        """``find_external`` for many outside ids of one ``via``: the stored ones by
+        outside id (the others left out), one query per ``_IN_CHUNK`` ids."""
+        found: dict[str, Message] = {}
+        wanted = sorted(set(external_ids))
+        for start in range(0, len(wanted), _IN_CHUNK):
+            rows = self._c.execute(select(messages).where(
+                messages.c.via == via,
+                messages.c.external_id.in_(wanted[start:start + _IN_CHUNK])))
+            for row in rows:
+                found[row.external_id] = message_from_row(row)
+        return found
 
     def for_ticket(self, ticket_id: int) -> list[Message]:
         rows = self._c.execute(

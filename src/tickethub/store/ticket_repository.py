@@ -28,6 +28,8 @@ from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
 from tickethub.store.visibility import readable_by
 
 _WAITING_VALUES = [s.value for s in WAITING]
+# Keys per ``IN (...)`` of a batched look-up: well under every driver's parameter limit.
+_IN_CHUNK = 500
 # Statements built once: parameters go in at execute time, so SQLAlchemy's compiled
 # cache is hit instead of keying every call on its literal values.
 # The earliest deadline: one MIN per status, each a seek on (status, due_at) or (status,
@@ -309,6 +311,20 @@ class SqlTicketRepository:
             )
         ).first()
         return (row_to_ticket(row), row.request_hash) if row else None
+
+    def find_idempotent_many(self, created_by: str, keys: Sequence[str]
+                             ) -> dict[str, tuple[Ticket, str | None]]:
+        """``find_idempotent`` for many keys of one creator: the stored ones by key (the
+        keys not stored are left out), one query per ``_IN_CHUNK`` keys."""
+        found: dict[str, tuple[Ticket, str | None]] = {}
+        wanted = sorted(set(keys))
+        for start in range(0, len(wanted), _IN_CHUNK):
+            rows = self._c.execute(select(tickets).where(
+                tickets.c.created_by == created_by,
+                tickets.c.idempotency_key.in_(wanted[start:start + _IN_CHUNK])))
+            for row in rows:
+                found[row.idempotency_key] = (row_to_ticket(row), row.request_hash)
+        return found
 
     def update(self, ticket: Ticket, expected_version: int) -> bool:
         locked = self._locked.pop(ticket.id, None)
