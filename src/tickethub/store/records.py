@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, text, update
+from sqlalchemy import Connection, bindparam, func, insert, select, text, update
 
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.domain.events import Event, EventType, NewEvent
@@ -30,6 +30,9 @@ from tickethub.store.visibility import event_readable_by
 _EVENT_LOCK_KEY = 0x7E1C4E7
 # Outside ids per ``IN (...)`` of a batched look-up: under every driver's parameter limit.
 _IN_CHUNK = 500
+_STORED_EXTERNAL = select(messages.c.external_id).where(
+    messages.c.via == bindparam("via"),
+    messages.c.external_id.in_(bindparam("ids", expanding=True)))
 
 
 def message_from_row(row: Any) -> Message:
@@ -76,9 +79,14 @@ class SqlMessageRepository:
         found: dict[str, Message] = {}
         wanted = sorted(set(external_ids))
         for start in range(0, len(wanted), _IN_CHUNK):
+            # Which ids are stored, in a one-column query (new ones are the common case);
+            # then the rows of those there are.
+            stored = self._c.execute(_STORED_EXTERNAL, {
+                "via": via, "ids": wanted[start:start + _IN_CHUNK]}).scalars().all()
+            if not stored:
+                continue
             rows = self._c.execute(select(messages).where(
-                messages.c.via == via,
-                messages.c.external_id.in_(wanted[start:start + _IN_CHUNK])))
+                messages.c.via == via, messages.c.external_id.in_(stored)))
             for row in rows:
                 found[row.external_id] = message_from_row(row)
         return found
