@@ -310,3 +310,18 @@ async def test_tree_json_from_plain_records_matches_the_export(
                     for m in runtime.tickets.messages(t.id)]
         pairs.append((plain, messages))
     assert tree_json(pairs) == export_tree(runtime.tickets)
+
+
+def test_an_evidence_quote_is_found_across_any_whitespace_and_case() -> None:
+    import re
+
+    from tickethub.mail.operations import normalized, quote_found
+
+    text = "Hello\u00a0World,\n\tIT\x1cworks\u2028now.  \u3000 End "
+    # the same as collapsing ``re``'s whitespace (every character ``\s`` matches)
+    assert normalized(text) == re.sub(r"\s+", " ", text).strip().lower()
+    assert normalized(text) == "hello world, it works now. end"
+    assert quote_found("world,  IT works", text)
+    assert quote_found(' "it works now." ', text)
+    assert not quote_found("it  work now", text)
+    assert not quote_found(" . ", text)

@@ -221,6 +221,33 @@ def test_idempotency_keys_find_the_ticket_and_its_request_hash(store: Any) -> No
         assert uow.tickets.count() == 3
 
 
+def test_idempotency_keys_and_outside_ids_are_found_many_at_once(store: Any) -> None:
+    # more keys than one ``IN (...)`` takes, asked twice and in any order
+    count = 1_203
+    with store.write() as uow:
+        added = uow.tickets.add_many(
+            [(TicketDraft(Kind.TASK, f"t{n}"), "agent" if n % 3 else "other")
+             for n in range(count)], NOW,
+            keys=[(f"k{n}", f"h{n}" if n % 2 else None) for n in range(count)])
+        notes = uow.messages.add_many(
+            [MessageDraft(t.id, "mail", "mail" if n % 4 else "email", f"note {n}",
+                          MessageKind.COMMENT, False, external_id=f"k{n}")
+             for n, t in enumerate(added)], NOW)
+    wanted = [f"k{n}" for n in reversed(range(count + 50))] + ["k7", "k7"]
+    with store.read() as uow:
+        found = uow.tickets.find_idempotent_many("agent", wanted)
+        other = uow.tickets.find_idempotent_many("other", ["k0", "k1", "k3", "nope"])
+        outside = uow.messages.find_external_many("mail", wanted)
+        singles = {k: uow.tickets.find_idempotent("agent", k) for k in found}
+        assert uow.tickets.find_idempotent_many("agent", []) == {}
+        assert uow.messages.find_external_many("chat", wanted) == {}
+    assert found == singles and set(found) == {f"k{n}" for n in range(count) if n % 3}
+    assert found["k7"] == (added[7], "h7") and found["k8"] == (added[8], None)
+    assert other == {"k0": (added[0], None), "k3": (added[3], "h3")}
+    assert set(outside) == {f"k{n}" for n in range(count) if n % 4}
+    assert outside["k5"] == notes[5] and outside["k5"].data is None
+
+
 def test_list_filters_newest_first_with_a_cursor_and_a_limit(store: Any) -> None:
     with store.write() as uow:
         q = uow.tickets.add(TicketDraft(Kind.QUESTION, "Deploy the API", "body"), "a", NOW)

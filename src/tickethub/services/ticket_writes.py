@@ -175,6 +175,7 @@ class TicketWriter:
         accepted: list[tuple[int, Ask]] = []
         keyed: dict[tuple[str, str], int] = {}  # (actor, key) -> index of the first ask
         parents: dict[int, Ticket | None] = {}
+        stored = self._stored_keys(uow, asks)
         for index, item in asks:
             try:
                 if item.idempotency_key:
@@ -182,7 +183,7 @@ class TicketWriter:
                     if key in keyed:  # the same key twice in one batch: as the first goes
                         batch.results[index] = _Replay(keyed[key], item.request_hash)
                         continue
-                    found = uow.tickets.find_idempotent(*key)
+                    found = stored.get(key)
                     if found is not None:
                         batch.results[index] = _replayed(found[0], found[1], item.request_hash)
                         continue
@@ -212,6 +213,18 @@ class TicketWriter:
                 batch.results[index] = (
                     _replayed(first.ticket, first_hash, replay.request_hash)
                     if isinstance(first, Asked) else first)
+
+    @staticmethod
+    def _stored_keys(uow: UnitOfWork, asks: list[tuple[int, Ask]]
+                     ) -> dict[tuple[str, str], tuple[Ticket, str | None]]:
+        """The stored tickets of the asks' idempotency keys, by (actor, key): one query
+        per actor of the batch, not one per ask."""
+        keys: dict[str, list[str]] = {}
+        for _, item in asks:
+            if item.idempotency_key:
+                keys.setdefault(item.actor.name, []).append(item.idempotency_key)
+        return {(name, key): found for name, wanted in keys.items()
+                for key, found in uow.tickets.find_idempotent_many(name, wanted).items()}
 
     @staticmethod
     def _check_parent(uow: UnitOfWork, item: Ask, parents: dict[int, Ticket | None]) -> None:
@@ -269,10 +282,23 @@ class TicketWriter:
 
     # -- messages ------------------------------------------------------------------------
 
+    @staticmethod
+    def _stored_messages(uow: UnitOfWork, posts: list[tuple[int, Post]]
+                         ) -> dict[tuple[str, str], Message]:
+        """The stored messages of the posts' outside ids, by (via, external_id): one
+        query per ``via`` of the batch, not one per post."""
+        ids: dict[str, list[str]] = {}
+        for _, item in posts:
+            if item.external_id is not None:
+                ids.setdefault(item.via, []).append(item.external_id)
+        return {(via, external_id): found for via, wanted in ids.items()
+                for external_id, found in uow.messages.find_external_many(via, wanted).items()}
+
     def _posts(self, uow: UnitOfWork, posts: list[tuple[int, Post]],
                current: dict[int, Ticket], batch: _Batch) -> None:
         accepted: list[tuple[int, Post, Ticket]] = []
         seen: dict[tuple[str, str], int] = {}
+        stored = self._stored_messages(uow, posts)
         for index, item in posts:
             ticket = batch.states.get(item.ticket_id) or current.get(item.ticket_id)
             try:
@@ -284,7 +310,7 @@ class TicketWriter:
                 continue
             if item.external_id is not None:
                 key = (item.via, item.external_id)
-                existing = uow.messages.find_external(*key)
+                existing = stored.get(key)
                 if existing is not None:
                     batch.results[index] = existing
                     continue

@@ -62,6 +62,14 @@ class MemoryMessageRepository:
         message_id = self._s.external_ids.get((via, external_id))
         return None if message_id is None else _copy(self._s.messages[message_id])
 
+    def find_external_many(self, via: str, external_ids: Sequence[str]) -> dict[str, Message]:
+        found: dict[str, Message] = {}
+        for external_id in external_ids:
+            message_id = self._s.external_ids.get((via, external_id))
+            if message_id is not None:
+                found[external_id] = _copy(self._s.messages[message_id])
+        return found
+
     def for_ticket(self, ticket_id: int) -> builtins.list[Message]:
         return [_copy(m) for m in self._s.messages.values() if m.ticket_id == ticket_id]
 

@@ -142,6 +142,15 @@ class MemoryTicketRepository:
         row = self._s.tickets[ticket_id]
         return _copy(row.ticket), row.request_hash
 
+    def find_idempotent_many(self, created_by: str, keys: Sequence[str]
+                             ) -> dict[str, tuple[Ticket, str | None]]:
+        found: dict[str, tuple[Ticket, str | None]] = {}
+        for key in keys:
+            hit = self.find_idempotent(created_by, key)
+            if hit is not None:
+                found[key] = hit
+        return found
+
     def update(self, ticket: Ticket, expected_version: int) -> bool:
         row = self._s.tickets.get(ticket.id)
         if row is None or row.ticket.version != expected_version:

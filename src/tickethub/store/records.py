@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, text, update
+from sqlalchemy import Connection, bindparam, func, insert, select, text, update
 
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.domain.events import Event, EventType, NewEvent
@@ -29,6 +29,11 @@ from tickethub.store.visibility import event_readable_by
 # Any constant works: it names the one lock that orders event commits on PostgreSQL.
 _EVENT_LOCK_KEY = 0x7E1C4E7
 BOOTSTRAP_LOCK_KEY = 0x7E1C4E9  # (server/leader.py holds 0x7E1C4E8)
+# Outside ids per ``IN (...)`` of a batched look-up: under every driver's parameter limit.
+_IN_CHUNK = 500
+_STORED_EXTERNAL = select(messages.c.external_id).where(
+    messages.c.via == bindparam("via"),
+    messages.c.external_id.in_(bindparam("ids", expanding=True)))
 
 
 def message_from_row(row: Any) -> Message:
@@ -68,6 +73,24 @@ class SqlMessageRepository:
             select(messages).where(messages.c.via == via, messages.c.external_id == external_id)
         ).first()
         return message_from_row(row) if row else None
+
+    def find_external_many(self, via: str, external_ids: Sequence[str]) -> dict[str, Message]:
+        """``find_external`` for many outside ids of one ``via``: the stored ones by
+        outside id (the others left out), one query per ``_IN_CHUNK`` ids."""
+        found: dict[str, Message] = {}
+        wanted = sorted(set(external_ids))
+        for start in range(0, len(wanted), _IN_CHUNK):
+            # Which ids are stored, in a one-column query (new ones are the common case);
+            # then the rows of those there are.
+            stored = self._c.execute(_STORED_EXTERNAL, {
+                "via": via, "ids": wanted[start:start + _IN_CHUNK]}).scalars().all()
+            if not stored:
+                continue
+            rows = self._c.execute(select(messages).where(
+                messages.c.via == via, messages.c.external_id.in_(stored)))
+            for row in rows:
+                found[row.external_id] = message_from_row(row)
+        return found
 
     def for_ticket(self, ticket_id: int) -> list[Message]:
         rows = self._c.execute(
