@@ -191,6 +191,25 @@ def test_update_many_writes_tickets_locked_in_this_transaction(store: Any) -> No
     assert _ids(store, label="x") == [two.id]
 
 
+def test_update_many_writes_one_change_shared_by_many_tickets(store: Any) -> None:
+    """A deadline round's shape: every ticket gets the same new fields (one statement on
+    the SQL stores), each its own next version; a ticket at another version is kept."""
+    one, two, three = _add(store, "one"), _add(store, "two"), _add(store, "three")
+    with store.write() as uow:
+        locked = uow.tickets.get_many([one.id, two.id], for_update=True)
+        uow.tickets.update_many([(locked[one.id].changed(NOW, title="one!"), one.version)])
+    with store.write() as uow:
+        locked = uow.tickets.get_many([one.id, two.id, three.id], for_update=True)
+        uow.tickets.update_many([(t.moved_to(Status.EXPIRED, NOW + timedelta(hours=1)), t.version)
+                                 for t in locked.values()])
+    with store.read() as uow:
+        stored = uow.tickets.get_many([one.id, two.id, three.id])
+    assert {t.status for t in stored.values()} == {Status.EXPIRED}
+    assert {t.updated_at for t in stored.values()} == {NOW + timedelta(hours=1)}
+    assert [stored[i].version for i in (one.id, two.id, three.id)] == [3, 2, 2]
+    assert stored[one.id].title == "one!" and stored[two.id].title == "two"
+
+
 def test_update_many_refuses_what_was_not_locked_at_that_version(store: Any) -> None:
     one = _add(store, "one")
     with pytest.raises(RuntimeError), store.write() as uow:

@@ -120,6 +120,26 @@ def _changed_columns(before: Ticket, after: Ticket) -> Iterator[str]:
             yield from columns
 
 
+def _common_values(pairs: Sequence[tuple[Ticket, Ticket]],
+                   all_values: Sequence[dict[str, Any]], columns: Sequence[str]
+                   ) -> dict[str, Any] | None:
+    """The values of ``columns`` (``version`` aside) when every ticket of ``pairs``
+    gets the same ones and its version goes up by one: then one ``UPDATE ... WHERE id
+    IN (...)`` writes them all. ``None`` when they differ (one row each)."""
+    if len(pairs) < 2:
+        return None
+    for before, ticket in pairs:
+        if ticket.version != before.version + 1:
+            return None
+    first = all_values[0]
+    common = {c: first[c] for c in columns if c != "version"}
+    for values in all_values[1:]:
+        for column, value in common.items():
+            if values[column] != value:
+                return None
+    return common
+
+
 # The compare-and-set UPDATE of ``update()``, built once per set of columns (in
 # practice one): building and cache-keying it on every call cost
 # about as much CPU as running it. Parameters are the column names prefixed ``v_``,
@@ -293,12 +313,19 @@ class SqlTicketRepository:
         for before, ticket in pairs:
             columns.update(_changed_columns(before, ticket))
         ordered = [c for c in _ALL_COLUMNS if c in columns]
-        rows = []
-        for before, ticket in pairs:
-            values = _ticket_values(ticket)
-            rows.append({**{c: values[c] for c in ordered}, WHERE + "id": ticket.id,
-                         WHERE + "version": before.version})
-        updated = update_rows(self._c, tickets, rows)
+        all_values = [_ticket_values(ticket) for _, ticket in pairs]
+        common = _common_values(pairs, all_values, ordered)
+        if common is not None:  # e.g. a deadline round: the same change of every ticket
+            updated = self._c.execute(
+                update(tickets)
+                .where(tickets.c.id.in_(bindparam("ids", expanding=True)))
+                .values(**common, version=tickets.c.version + 1),
+                {"ids": [ticket.id for _, ticket in pairs]}).rowcount
+        else:
+            rows = [{**{c: values[c] for c in ordered}, WHERE + "id": ticket.id,
+                     WHERE + "version": before.version}
+                    for (before, ticket), values in zip(pairs, all_values, strict=True)]
+            updated = update_rows(self._c, tickets, rows)
         if updated not in (-1, len(changes)):
             raise RuntimeError(f"{updated} of {len(changes)} locked tickets updated")
         for before, ticket in pairs:
