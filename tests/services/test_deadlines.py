@@ -5,12 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from tickethub.domain.actors import Actor, Role
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import TicketDraft
 from tickethub.server.runtime import HubRuntime
+from tickethub.services import deadlines
 from tickethub.settings import Settings
-from tickethub.testing import FakeClock
+from tickethub.testing import FakeClock, RecordingNotifier
 
 AGENT = Actor("bot", Role.AGENT)
 
@@ -48,6 +51,29 @@ def test_many_overdue_tickets_are_expired_in_batches(tmp_path: Path):
     clock.advance(seconds=10)
     assert len(hub.deadlines.run_due()) == 450
     assert hub.deadlines.next_deadline() is None
+    hub.close()
+
+
+def test_a_round_starts_with_a_small_transaction_then_whole_batches(
+        tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch):
+    """The first batch is small (its waiters wake while the rest expire); each batch is
+    one transaction, notified once; every ticket expires exactly once."""
+    monkeypatch.setattr(deadlines, "_FIRST_BATCH", 2)
+    monkeypatch.setattr(deadlines, "_BATCH", 3)
+    clock = FakeClock()
+    hub = HubRuntime(Settings(data_dir=tmp_path, database_url=database_url), clock=clock)
+    asked = [hub.tickets.ask(AGENT, TicketDraft(
+        kind=Kind.QUESTION, title=f"q{i}", due_at=clock.now() + timedelta(seconds=1 + i)))[0]
+        for i in range(7)]
+    clock.advance(seconds=10)
+    notifier = RecordingNotifier()
+    service = deadlines.DeadlineService(hub.store, clock, notifier)
+    expired = service.run_due()
+    assert [t.id for t in expired] == [t.id for t in asked]  # earliest due first
+    assert [len(ids) for _, ids in notifier.calls] == [2, 3, 2]
+    assert {t.status for t in expired} == {Status.EXPIRED}
+    assert all(hub.tickets.get(t.id).version == t.version == 2 for t in expired)
+    assert service.run_due() == []
     hub.close()
 
 
