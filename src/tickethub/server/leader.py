@@ -22,9 +22,11 @@ from collections.abc import Awaitable, Callable, Sequence
 import psycopg
 from sqlalchemy.engine import URL
 
+from tickethub.store import advisory_locks
+
 log = logging.getLogger(__name__)
 
-LEADER_LOCK_KEY = 0x7E1C4E8  # next to the event log's lock key (store/records.py)
+LEADER_LOCK_KEY = advisory_locks.LEADER
 
 Loop = Callable[[], Awaitable[None]]
 

@@ -6,10 +6,11 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
+
+from tickethub.store import advisory_locks
 
 MIGRATIONS = Path(__file__).with_name("migrations")
-MIGRATE_LOCK_KEY = 0x7E1C4EA  # next to the store's other advisory lock keys (records.py)
 
 
 def alembic_config() -> Config:
@@ -22,10 +23,9 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the database at ``engine`` to ``revision`` (default: the newest)."""
     config = alembic_config()
     with engine.begin() as connection:
-        if connection.dialect.name == "postgresql":
-            # Hubs started together on one database migrate one after another; the later
-            # ones find it at head. (SQLite's first DDL statement takes the write lock.)
-            connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATE_LOCK_KEY})
+        # Hubs started together on one database migrate one after another; the later
+        # ones find it at head. (SQLite's first DDL statement takes the write lock.)
+        advisory_locks.hold_for_transaction(connection, advisory_locks.MIGRATE)
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
 

@@ -7,13 +7,14 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select, text, update
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.domain.events import Event, EventType, NewEvent
 from tickethub.domain.messages import Decision, Message, MessageDraft, MessageKind
 from tickethub.domain.records import Delivery, TokenRecord, Webhook
 from tickethub.ops import request_id
+from tickethub.store import advisory_locks
 from tickethub.store.bulk import insert_ids
 from tickethub.store.tables import (
     actors,
@@ -26,9 +27,6 @@ from tickethub.store.tables import (
 )
 from tickethub.store.visibility import event_readable_by
 
-# Any constant works: it names the one lock that orders event commits on PostgreSQL.
-_EVENT_LOCK_KEY = 0x7E1C4E7
-BOOTSTRAP_LOCK_KEY = 0x7E1C4E9  # (server/leader.py holds 0x7E1C4E8)
 # Outside ids per ``IN (...)`` of a batched look-up: under every driver's parameter limit.
 _IN_CHUNK = 500
 _STORED_EXTERNAL = select(messages.c.external_id).where(
@@ -119,7 +117,7 @@ class SqlEventLog:
     def append_many(self, new: Sequence[NewEvent], at: datetime) -> list[Event]:
         """Append several events in one statement; their seqs ascend in list order."""
         if not self._locked:
-            self._c.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _EVENT_LOCK_KEY})
+            advisory_locks.hold_for_transaction(self._c, advisory_locks.EVENT_LOG)
             self._locked = True
         request = request_id.current()  # the HTTP request writing this, if any
         values = [{"type": e.type.value, "ticket_id": e.ticket_id,
@@ -219,9 +217,7 @@ class SqlActorRepository:
         ).scalar() or 0)
 
     def lock_for_bootstrap(self) -> None:
-        # SQLite write transactions are already one at a time (BEGIN IMMEDIATE).
-        if self._c.dialect.name == "postgresql":
-            self._c.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": BOOTSTRAP_LOCK_KEY})
+        advisory_locks.hold_for_transaction(self._c, advisory_locks.BOOTSTRAP)
 
 
 def _delivery(row: Any) -> Delivery:
