@@ -231,16 +231,8 @@ class RulesExtractor:
     def _requester(self, target: IssueView, sentences: list[str]) -> list[Operation]:
         if target.status == "deferred" and (hit := _first_hit(UNDEFER, sentences)):
             return [Operation(op="status", target=target.id, new_status="open", evidence=hit)]
-        if hit := _first_hit(CANCEL, sentences):
-            return [Operation(op="status", target=target.id, new_status="cancelled",
-                              evidence=hit)]
-        if target.kind == "task":  # a task the requester took on: they commit or defer
-            if hit := _first_hit(DEFER, sentences):
-                return [Operation(op="status", target=target.id, new_status="deferred",
-                                  evidence=hit)]
-            if hit := _first_hit(COMMIT, sentences):
-                return [Operation(op="status", target=target.id, new_status="open",
-                                  evidence=hit)]
+        if change := _cancelled_or_committed(target, sentences):
+            return [change]
         if target.status in ("answered", "done") and (hit := _first_hit(REOPEN, sentences)):
             return [Operation(op="status", target=target.id, new_status="open", evidence=hit)]
         if target.status in ("answered", "done") and not _has_question(sentences) and \
@@ -254,16 +246,9 @@ class RulesExtractor:
         return [Operation(op="ignore")]
 
     def _helper(self, target: IssueView, sentences: list[str]) -> list[Operation]:
-        if hit := _first_hit(CANCEL, sentences):
-            return [Operation(op="status", target=target.id, new_status="cancelled",
-                              evidence=hit)]
+        if change := _cancelled_or_committed(target, sentences):
+            return [change]
         if target.kind == "task":
-            if hit := _first_hit(DEFER, sentences):
-                return [Operation(op="status", target=target.id, new_status="deferred",
-                                  evidence=hit)]
-            if hit := _first_hit(COMMIT, sentences):
-                return [Operation(op="status", target=target.id, new_status="open",
-                                  evidence=hit)]
             return [Operation(op="ignore")]
         if hit := _first_hit(DEFER, sentences):
             return [Operation(op="status", target=target.id, new_status="deferred",
@@ -384,6 +369,20 @@ def _sentences(text: str) -> Sentences:
         if _LETTER.search(part):
             found.append(" ".join(part.split()))
     return Sentences(found)
+
+
+def _cancelled_or_committed(target: IssueView, sentences: list[str]) -> Operation | None:
+    """What a requester or a helper says of ``target`` either way: it is cancelled; or,
+    for a task, whoever took it on defers it or commits to it (status open)."""
+    if hit := _first_hit(CANCEL, sentences):
+        return Operation(op="status", target=target.id, new_status="cancelled", evidence=hit)
+    if target.kind == "task":
+        if hit := _first_hit(DEFER, sentences):
+            return Operation(op="status", target=target.id, new_status="deferred",
+                             evidence=hit)
+        if hit := _first_hit(COMMIT, sentences):
+            return Operation(op="status", target=target.id, new_status="open", evidence=hit)
+    return None
 
 
 def _first_hit(pattern: re.Pattern[str], sentences: Iterable[str]) -> str | None:
