@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.mail_pipeline import corpus_members
+from bench.mail_pipeline import add_cache_argument, corpus_members
 from bench.report import Goal, Row
 from bench.runner import main, size
 
@@ -42,9 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(NAME)
     group.add_argument("--messages", type=int, help="how many mails [the whole corpus; "
                        "quick 1500].")
-    group.add_argument("--cache", type=Path, default=Path(os.environ.get(
-        "TICKETHUB_BENCH_CACHE", Path.home() / ".cache" / "tickethub-bench")),
-        help="where the npm package is kept.")
+    add_cache_argument(group)
     group.add_argument("--synthetic", action="store_true",
                        help="use the synthetic Maildir even when the corpus is there.")
 

