@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from tickethub.api.deps import call, client_address
 from tickethub.errors import Throttled, Unauthenticated
 from tickethub.services.sessions import Session
+from tickethub.web.page_route import PageRoute
 from tickethub.web.render import page
 from tickethub.web.session import (
     COOKIE,
@@ -36,7 +37,7 @@ from tickethub.web.session import (
     viewer,
 )
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
 
 def _login_page(request: Request, next_path: str, *, error: str | None = None,

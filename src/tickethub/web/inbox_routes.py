@@ -19,10 +19,11 @@ from tickethub.errors import NotFound, ValidationFailed
 from tickethub.services.inbox import SORTS, VIEWS, Cursor, InboxQuery
 from tickethub.web import search_scope
 from tickethub.web.live import sse, stream
+from tickethub.web.page_route import PageRoute
 from tickethub.web.render import fragment, page
 from tickethub.web.session import Viewer, still_signed_in, viewer
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 Me = Annotated[Viewer, Depends(viewer)]
 FILTERS = ("view", "status", "kind", "label", "assignee", "agent", "q", "sort")
 

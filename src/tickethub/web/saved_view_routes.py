@@ -11,11 +11,12 @@ from fastapi.responses import RedirectResponse, Response
 
 from tickethub.api.deps import call
 from tickethub.errors import ValidationFailed
+from tickethub.web.page_route import PageRoute
 from tickethub.web.render import page
 from tickethub.web.session import Viewer, check_csrf, viewer
 from tickethub.web.triage_routes import KEEP
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 Me = Annotated[Viewer, Depends(viewer)]
 
 

@@ -32,11 +32,12 @@ from tickethub.errors import (
 from tickethub.web import review, schema_form
 from tickethub.web.live import sse, stream
 from tickethub.web.markdown import render as markdown
+from tickethub.web.page_route import PageRoute
 from tickethub.web.render import SECURITY_HEADERS, fragment, page
 from tickethub.web.session import Viewer, check_csrf, still_signed_in, viewer
 from tickethub.web.ticket_view import TicketView, load, page_ticket_id
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 Me = Annotated[Viewer, Depends(viewer)]
 TicketId = Annotated[int, Depends(page_ticket_id)]
 VIA = "web"

@@ -12,11 +12,12 @@ from tickethub.api.deps import call
 from tickethub.domain.tickets import Ticket
 from tickethub.errors import NotFound
 from tickethub.services.tickets import MAX_TREE_DEPTH
+from tickethub.web.page_route import PageRoute
 from tickethub.web.render import page
 from tickethub.web.session import Viewer, viewer
 from tickethub.web.ticket_view import page_ticket_id
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 Me = Annotated[Viewer, Depends(viewer)]
 TicketId = Annotated[int, Depends(page_ticket_id)]
 

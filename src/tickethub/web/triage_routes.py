@@ -23,11 +23,12 @@ from tickethub.errors import NotFound, TickethubError, ValidationFailed
 from tickethub.services.inbox import InboxQuery
 from tickethub.web import triage_actions, triage_view
 from tickethub.web.inbox_routes import FILTERS, inbox_query
+from tickethub.web.page_route import PageRoute
 from tickethub.web.render import SECURITY_HEADERS, fragment, page
 from tickethub.web.session import Viewer, check_csrf, viewer
 from tickethub.web.ticket_view import page_ticket_id
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 Me = Annotated[Viewer, Depends(viewer)]
 TicketId = Annotated[int, Depends(page_ticket_id)]
 KEEP = (*FILTERS, "cursor")
