@@ -210,7 +210,7 @@ class RulesExtractor:
             _first_hit(QUESTION_CUE, sentences)
         if question is None and mail.subject.rstrip().endswith("?"):
             question = next((s for s in sentences if len(s.split()) >= 4), None)
-        if question is not None:
+        if question is not None and not _shared_link_remark(sentences, question):
             return [_add("question", mail, question)]
         return [Operation(op="ignore")]
 
@@ -443,6 +443,19 @@ def _howto_question(sentences: list[str]) -> str | None:
                 _first_hit(HOWTO, [sentence]) and not _first_hit(CLARIFY, [sentence]):
             return sentence
     return None
+
+
+def _shared_link_remark(sentences: list[str], question: str) -> bool:
+    """A mail that passes on a link (an article, a page) with a remark phrased as a
+    question ("Related to the MS acquisition?", "isn't your life enriched?"): the question
+    asks nothing for the writer (no "I", "my", "anyone"), so it is talk, not an ask."""
+    if not _URL.search("\n".join(sentences)) or _first_hit(OWN_PROBLEM, sentences) or \
+            _first_hit(HOWTO, sentences):
+        return False
+    return not any(SELF.search(s.lower()) for s in sentences if s.rstrip().endswith("?"))
+
+
+_URL = re.compile(r"https?://|<?www\.\w")
 
 
 def _has_question(sentences: list[str]) -> bool:
