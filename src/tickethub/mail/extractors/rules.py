@@ -104,6 +104,11 @@ QUESTION_CUE = _rx(
     r"\bplease advise\b", r"\bi have a problem\b", r"\bi'?m having (a )?(problem|trouble)",
     r"\bnot sure (how|what|why|where)\b", r"\bi can'?t (figure|work) out\b", r"\bstumped\b",
     r"\b(someone|anyone|anybody|somebody) knows\b",
+    r"\bi('m| am| was)?( just)? wonder(ing)?\b", r"\bjust curious\b", r"\bany idea\b",
+    r"\bhas (any(one|body)|some(one|body)) (got|had|seen|tried|done|an?)\b",
+    r"\bany (other |more )?help\b", r"\bhelp would be (much |greatly )?appreciated\b",
+    r"\bmind telling me\b", r"\bi'?d be (very )?interested (to know|in hearing)\b",
+    r"\bi('ve| have)( got)? (a|some|a few|a couple of) (small )?(problems?|issues|trouble)\b",
 )
 WILL_TRY = _rx(r"\bi'?ll (try|give (it|that) a)\b", r"\bi ?will (try|give (it|that) a)\b")
 # In a reply, a question that asks for help (not a debating point or a rhetorical one).
