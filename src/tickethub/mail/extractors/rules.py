@@ -120,6 +120,8 @@ HOWTO = _rx(
     r"\bany(one|body) (else )?(know|seen|have|experimenting|tried|using)\b",
     r"\bany (ideas|suggestions|hints|clues|pointers)\b", r"\bwhere (can|do|is|are) (i|that|they)\b",
     r"\b(can|could) (anyone|anybody|someone|somebody)\b", r"\bwhat am i missing\b",
+    r"\bhas (any(one|body)|some(one|body)) (got|had|seen|tried|done|an?)\b",
+    r"\bany idea\b", r"\bmind telling me\b",
 )
 OWN_PROBLEM = _rx(r"\bi (got|get|keep getting|am getting|run into|ran into)\b",
                   r"\bany ideas\b", r"\bwhat am i missing\b", r"\berror\b")
