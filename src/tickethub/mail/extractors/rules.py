@@ -110,6 +110,14 @@ QUESTION_CUE = _rx(
     r"\bmind telling me\b", r"\bi'?d be (very )?interested (to know|in hearing)\b",
     r"\bi('ve| have)( got)? (a|some|a few|a couple of) (small )?(problems?|issues|trouble)\b",
 )
+# A first mail that reports a defect or offers a change, with no question in it: a task.
+BUG_REPORT = _rx(
+    r"\b(doesn'?t|does not|no longer|won'?t|don'?t) work (anymore|any more)\b",
+    r"\bstopped working\b", r"\bwhile executing\b", r"\bkind of annoying\b",
+    r"\bsomething (has )?changed\b", r"\bi'?d (like to )?(humbly )?(offer|propose|suggest)\b",
+    r"\b(i'?ve|i have) attached a (patch|diff|fix)\b", r"\bthe (diff|patch) is (attached|below)\b",
+    r"\bany objections\b", r"\bi'?d (really )?like (a|an|to (have|see|be able))\b",
+)
 WILL_TRY = _rx(r"\bi'?ll (try|give (it|that) a)\b", r"\bi ?will (try|give (it|that) a)\b")
 # In a reply, a question that asks for help (not a debating point or a rhetorical one).
 HOWTO = _rx(
@@ -203,7 +211,7 @@ class RulesExtractor:
             return [Operation(op="ignore")]  # announcements are not asks, even "please upgrade"
         if context.is_reply and not context.new_topic:
             # A reply in a thread that raised nothing: only a clear new ask is an issue.
-            if task is not None:
+            if (task := task or _first_hit(BUG_REPORT, sentences)) is not None:
                 return [_add("task", mail, task)]
             question = _last_question(sentences)
             if question is not None and (_first_hit(OWN_PROBLEM, sentences) or
@@ -219,6 +227,8 @@ class RulesExtractor:
             question = next((s for s in sentences if len(s.split()) >= 4), None)
         if question is not None and not _shared_link_remark(sentences, question):
             return [_add("question", mail, question)]
+        if (bug := _first_hit(BUG_REPORT, sentences)) is not None:
+            return [_add("task", mail, bug)]
         return [Operation(op="ignore")]
 
     # -- replies ---------------------------------------------------------------------------
