@@ -211,11 +211,15 @@ class RulesExtractor:
             return [Operation(op="ignore")]  # announcements are not asks, even "please upgrade"
         if context.is_reply and not context.new_topic:
             # A reply in a thread that raised nothing: only a clear new ask is an issue.
-            if (task := task or _first_hit(BUG_REPORT, sentences)) is not None:
+            # Its parent is missing: a question put back to the author it replies to
+            # ("can you send more details?", "how do you add features?") is talk.
+            if (task := task or _first_hit(BUG_REPORT, sentences)) is not None and \
+                    not _first_hit(CLARIFY, [task]):
                 return [_add("task", mail, task)]
             question = _last_question(sentences)
-            if question is not None and (_first_hit(OWN_PROBLEM, sentences) or
-                                         _first_hit(HOWTO, [question])):
+            if question is not None and _for_oneself(question) and \
+                    not _first_hit(CLARIFY, [question]) and \
+                    (_first_hit(OWN_PROBLEM, sentences) or _first_hit(HOWTO, [question])):
                 return [_add("question", mail, question)]
             return [Operation(op="ignore")]
         if task is not None:
