@@ -118,6 +118,13 @@ BUG_REPORT = _rx(
     r"\b(i'?ve|i have) attached a (patch|diff|fix)\b", r"\bthe (diff|patch) is (attached|below)\b",
     r"\bany objections\b", r"\bi'?d (really )?like (a|an|to (have|see|be able))\b",
 )
+# Asking for help in words, without a question mark ("I'd be interested to know how").
+ASK_NO_MARK = _rx(
+    r"\bi('m| am| was)?( just)? wonder(ing)? (if|whether|why|how|what)\b",
+    r"\bi'?d be (very )?interested (to know|in hearing)\b", r"\bany (other |more )?help\b",
+    r"\bhelp would be (much |greatly )?appreciated\b", r"\bmind telling me\b",
+    r"\bplease advise\b", r"\bi can'?t (figure|work) out\b",
+)
 WILL_TRY = _rx(r"\bi'?ll (try|give (it|that) a)\b", r"\bi ?will (try|give (it|that) a)\b")
 # In a reply, a question that asks for help (not a debating point or a rhetorical one).
 HOWTO = _rx(
@@ -129,7 +136,7 @@ HOWTO = _rx(
     r"\bany (ideas|suggestions|hints|clues|pointers)\b", r"\bwhere (can|do|is|are) (i|that|they)\b",
     r"\b(can|could) (anyone|anybody|someone|somebody)\b", r"\bwhat am i missing\b",
     r"\bhas (any(one|body)|some(one|body)) (got|had|seen|tried|done|an?)\b",
-    r"\bany idea\b", r"\bmind telling me\b",
+    r"\bany idea\b", r"\bmind telling me\b", r"\bcan (this|that|it) be done\b",
 )
 OWN_PROBLEM = _rx(r"\bi (got|get|keep getting|am getting|run into|ran into)\b",
                   r"\bany ideas\b", r"\bwhat am i missing\b", r"\berror\b")
@@ -187,11 +194,10 @@ class RulesExtractor:
             return self._first(mail, sentences, context)
         is_requester = _same_person(mail.from_addr, target.raised_by)
         ops = self._follow_up(target, is_requester, sentences)
-        if not is_requester and _has_question(sentences) and \
-                not _first_hit(ANSWER_CUE, sentences) and \
+        if not is_requester and not _first_hit(ANSWER_CUE, sentences) and \
                 not _first_hit(SUGGEST, sentences) and not _clarifying(sentences) and \
-                (ask := _howto_question(sentences)) and _for_oneself(ask) \
-                and all(o.op in ("ignore", "answer") for o in ops):
+                (ask := _howto_question(sentences) or _first_hit(ASK_NO_MARK, sentences)) \
+                and _for_oneself(ask) and all(o.op in ("ignore", "answer") for o in ops):
             # someone else's new question in the thread, with nothing in it that answers
             return [_add_reply("question", ask)]
         closing = [o for o in ops if o.op != "ignore"]
