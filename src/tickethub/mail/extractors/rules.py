@@ -339,7 +339,8 @@ def _same_person(a: str, b: str) -> bool:
 def _clean(text: str) -> str:
     """The text without mailing-list footer lines, and without a short signature
     written as "--Name" (no space after the dashes) in its last lines."""
-    lines = text.splitlines()
+    lines = [line for line in _drop_header_block(text.splitlines())
+             if not _QUOTE_LINE.match(line)]
     for i in range(len(lines) - 1, max(0, len(lines) - 4) - 1, -1):
         if _DASH_SIGNATURE.match(lines[i]):
             lines = lines[:i]
@@ -353,6 +354,22 @@ def _clean(text: str) -> str:
     return "\n".join(line for line in lines if not _LIST_FOOTER.search(line.lower()))
 
 
+def _drop_header_block(lines: list[str]) -> list[str]:
+    """Without a quoted mail's header lines ("Date: ...", "From: ...", "Message-ID: ...")
+    at the top: some mailers put the replied-to mail's headers there instead of "wrote:"."""
+    start = 0
+    while start < len(lines) and start < 8 and (
+            _HEADER_LINE.match(lines[start]) or (start and not lines[start].strip())):
+        start += 1
+    return lines[start:] if start >= 2 else lines
+
+
+# Quoted text that the reply-parser leaves: "Name> " (also indented), "| " and ") "
+# quotes, and the attribution lines "[Name]" and "... wrote:" / "wrote*:" / "writes:".
+_QUOTE_LINE = re.compile(
+    r"^\s{0,8}[A-Za-z][\w.-]{0,19}>(\s|$)|^\s*[|)](\s|$)|^\s*\[[A-Z][\w .'-]{1,40}\]\s*$|"
+    r".*\b(wrote|writes|said)\*?:\s*$")
+_HEADER_LINE = re.compile(r"^(Date|From|To|Cc|Sent|Subject|Message-ID|In-Reply-To):\s", re.I)
 _DASH_SIGNATURE = re.compile(r"^\s*--[^\W\d_]")
 _RULE_LINE = re.compile(r"^\s*(={10,}|\*{10,}|#{10,})\s*$")
 
