@@ -55,6 +55,9 @@ COMPLETE = _rx(
     r"\bfixed in (cvs|svn|git|the cvs|the repository|\d[\w.]*)\b",
     r"\b(i'?ve|i have) (just )?(made|checked in|committed|fixed|changed|added|uploaded)\b",
     r"\b(just )?checked (it |this |that |a fix )?in\b", r"\b(is|are) (now )?in cvs\b",
+    r"^\W*done\W*$", r"\b(oops|ok|okay),? fixed\b",
+    # the requester found the answer alone
+    r"\bdidn'?t think (to|of) (check|look|try)", r"\byou'?re (probably |quite |absolutely )?right\b",
 )
 NEGATED = re.compile(r"\b(doesn'?t|does not|didn'?t|did not|not yet|isn'?t|won'?t|still)\b")
 SAME_PROBLEM = _rx(r"\b(had|have|got|hit) the same (problem|issue|error)\b",
@@ -67,7 +70,7 @@ REOPEN = _rx(  # the requester says the answer missed the point, even in a mail 
 )
 FAILED = _rx(  # ... or, in a mail that asks nothing, that it did not work
     r"\b(still|doesn't|does not|didn't|did not) (work|help|fix)", r"\bi just want to be sure\b",
-    r"\bstill (get|getting|fails|broken)\b",
+    r"\bstill (get|getting|fails|broken)\b", r"\b(doesn'?t|does not|didn'?t|did not) seem to (work|help)\b",
 )
 UNDEFER = _rx(r"\bit got (updated|released)\b", r"\b(is|got) (now )?(out|released|available)\b")
 DEFER = _rx(
@@ -75,9 +78,13 @@ DEFER = _rx(
     r"\b(away|on holiday|on vacation) until\b.*\bi'?ll\b", r"\bi'?ll look at it (then|later)\b",
     r"\bwhen i get back\b", r"\b(don'?t|do not) have (the )?time\b",
     r"\bget to it (tomorrow|later|next week|on \w+day)\b", r"\bwon'?t be able to\b.*\buntil\b",
+    r"\bi'?ll (probably )?not\b.*\buntil\b", r"\b(not sure|doubt) i'?ll (get to it|have time)\b",
+    r"\bi'?ll (take a )?look at (it|this|that) (then|later|tomorrow|next week)\b",
+    r"\bonce (it'?s|it is|i'?m|i am) back\b.*\bi'?ll\b",
 )
 COMMIT = _rx(r"\bi'?ll (try to )?\w+ (it|this|that|them)?\s*(asap|soon|by \w+|tomorrow|tonight|"
-             r"this week|next week|today)\b", r"\bi'?ll do it by\b")
+             r"this week|next week|today)\b", r"\bi'?ll do it by\b",
+             r"\bi'?ll (check|commit) (it|this|that|them) in\b", r"\bi'?ll \w+ [^.!?]{0,50}\bright now\b")
 CANCEL = _rx(r"\bi won'?t (take|apply|do|package)\b", r"\bforget it\b",
              r"\b(don't|do not) need it any ?more\b", r"\bwon'?t fix\b")
 TASK_ASK = _rx(
