@@ -169,6 +169,15 @@ SUGGEST = _rx(  # a suggestion, even phrased as a question ("Put them in a scrip
     r"\bhave you (looked at|considered|checked)\b",
     r"^\W*(put|use|try|install|add|remove|run|set|check|edit|look|grep|change|upgrade|"
     r"downgrade|rebuild|reinstall|disable|enable|delete|rename|move)\b")
+# A question that argues rather than asks ("Isn't there a key in the rpm?", "why don't the
+# police simply ...?", "what the hell is it with ...?").
+RHETORICAL = re.compile(
+    r"^\W*(isn'?t|aren'?t|wasn'?t|doesn'?t|don'?t|didn'?t|wouldn'?t|shouldn'?t|won'?t|"
+    r"who cares|so what)\b|\bwhy (don'?t|doesn'?t|didn'?t|wouldn'?t|on earth)\b|"
+    r"\bwhat the (hell|heck|fuck)\b|\bwtf\b|\b(huh|eh)\W*$|"
+    r",\s*(aye|eh|right|no|don'?t you think)\W*$|"  # tag questions: "..., are they?"
+    r",\s*(is|are|was|were|do|does|did|has|have|can|will|would)(n'?t)? "
+    r"(it|they|he|she|you|we|there)\W*$")
 CLARIFY = _rx(r"\bwhat (version|distro|kernel)\b", r"\bcould you (post|send|show)\b",
               r"\bcan you (post|send|show)\b", r"\bwhich (version|distro)\b")
 ANNOUNCE = _rx(r"\breleased?\b", r"\bannounc", r"\bholidays?\b", r"\bout of (the )?office\b",
@@ -238,8 +247,10 @@ class RulesExtractor:
         if task is not None:
             return [_add("task", mail, task)]
         question = next((s for s in sentences if s.rstrip().endswith("?") and
-                         len(s.split()) >= 3 and REAL_QUESTION.search(s.lower())), None) or \
-            _first_hit(QUESTION_CUE, sentences)
+                         len(s.split()) >= 3 and REAL_QUESTION.search(s.lower()) and
+                         not RHETORICAL.search(s.lower())), None) or \
+            next((s for s in _hits(QUESTION_CUE, sentences)
+                  if not RHETORICAL.search(s.lower())), None)
         if question is None and mail.subject.rstrip().endswith("?"):
             question = next((s for s in sentences if len(s.split()) >= 4), None)
         if question is not None and not _shared_link_remark(sentences, question):
@@ -491,7 +502,8 @@ def _howto_question(sentences: list[str]) -> str | None:
     to ...?"), not a clarifying one."""
     for sentence in sentences:
         if sentence.rstrip().endswith("?") and len(sentence.split()) >= 3 and \
-                _first_hit(HOWTO, [sentence]) and not _first_hit(CLARIFY, [sentence]):
+                _first_hit(HOWTO, [sentence]) and not _first_hit(CLARIFY, [sentence]) and \
+                not RHETORICAL.search(sentence.lower()):
             return sentence
     return None
 
@@ -514,7 +526,8 @@ def _has_question(sentences: list[str]) -> bool:
 
 
 def _last_question(sentences: list[str]) -> str | None:
-    asks = [s for s in sentences if s.rstrip().endswith("?") and len(s.split()) >= 3]
+    asks = [s for s in sentences if s.rstrip().endswith("?") and len(s.split()) >= 3 and
+            not RHETORICAL.search(s.lower())]
     return asks[0] if asks else None
 
 
