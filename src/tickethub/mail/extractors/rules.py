@@ -131,6 +131,7 @@ ASK_NO_MARK = _rx(
     r"\bi'?d be (very )?interested (to know|in hearing)\b", r"\bany (other |more )?help\b",
     r"\bhelp would be (much |greatly )?appreciated\b", r"\bmind telling me\b",
     r"\bplease advise\b", r"\bi can'?t (figure|work) out\b",
+    r"\bhas (any(one|body)|some(one|body)) (got|had|seen|tried|succeeded|managed)\b",
 )
 WILL_TRY = _rx(r"\bi'?ll (try|give (it|that) a)\b", r"\bi ?will (try|give (it|that) a)\b")
 # In a reply, a question that asks for help (not a debating point or a rhetorical one).
@@ -142,7 +143,7 @@ HOWTO = _rx(
     r"\bany(one|body) (else )?(know|seen|have|experimenting|tried|using)\b",
     r"\bany (ideas|suggestions|hints|clues|pointers)\b", r"\bwhere (can|do|is|are) (i|that|they)\b",
     r"\b(can|could) (anyone|anybody|someone|somebody)\b", r"\bwhat am i missing\b",
-    r"\bhas (any(one|body)|some(one|body)) (got|had|seen|tried|done|an?)\b",
+    r"\bhas (any(one|body)|some(one|body)) (got|had|seen|tried|done|an?|succeeded|managed)\b",
     r"\bany idea\b", r"\bmind telling me\b", r"\bcan (this|that|it) be done\b",
 )
 OWN_PROBLEM = _rx(r"\bi (got|get|keep getting|am getting|run into|ran into)\b",
@@ -238,7 +239,7 @@ class RulesExtractor:
             if (task := task or _first_hit(BUG_REPORT, sentences)) is not None and \
                     not _first_hit(CLARIFY, [task]):
                 return [_add("task", mail, task)]
-            question = _last_question(sentences)
+            question = _last_question(sentences) or _first_hit(ASK_NO_MARK, sentences)
             if question is not None and _for_oneself(question) and \
                     not _first_hit(CLARIFY, [question]) and \
                     (_first_hit(OWN_PROBLEM, sentences) or _first_hit(HOWTO, [question])):
@@ -526,8 +527,8 @@ def _has_question(sentences: list[str]) -> bool:
 
 
 def _last_question(sentences: list[str]) -> str | None:
-    asks = [s for s in sentences if s.rstrip().endswith("?") and len(s.split()) >= 3 and
-            not RHETORICAL.search(s.lower())]
+    asks = [s for s in sentences if s.rstrip().endswith("?") and not RHETORICAL.search(
+        s.lower()) and (len(s.split()) >= 3 or _first_hit(HOWTO, [s]))]  # "Any ideas?"
     return asks[0] if asks else None
 
 
