@@ -241,6 +241,9 @@ class RulesExtractor:
                 return [_add("task", mail, task)]
             question = _last_question(sentences) or _first_hit(ASK_NO_MARK, sentences)
             if question is not None and _for_oneself(question) and \
+                    (not _quotes(mail.text) or any(
+                        _FIRST_PERSON.search(q.lower()) for q in sentences
+                        if q.rstrip().endswith("?"))) and \
                     not _first_hit(CLARIFY, [question]) and \
                     (_first_hit(OWN_PROBLEM, sentences) or _first_hit(HOWTO, [question])):
                 return [_add("question", mail, question)]
@@ -520,6 +523,20 @@ def _shared_link_remark(sentences: list[str], question: str) -> bool:
 
 
 _URL = re.compile(r"https?://|<?www\.\w")
+
+
+def _quotes(text: str) -> bool:
+    """The mail replies to quoted text (two or more quoted lines, or an attribution)."""
+    found = 0
+    for line in text.splitlines()[:400]:
+        if _QUOTE_LINE.match(line) or line.lstrip().startswith(">"):
+            found += 1
+            if found >= 2:
+                return True
+    return False
+
+
+_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|my|me|any(one|body)( else)?)\b")
 
 
 def _has_question(sentences: list[str]) -> bool:
