@@ -481,7 +481,9 @@ def _negated(pattern: re.Pattern[str], sentence: str) -> bool:
     found = pattern.search(lowered)
     if found is None:
         return False
-    return bool(NEGATED.search(lowered[max(0, found.start() - 25):found.end() + 40]))
+    around = lowered[max(0, found.start() - 25):found.start()] + " " + \
+        lowered[found.end():found.end() + 40]  # not the cue itself ("didn't think to check")
+    return bool(NEGATED.search(around))
 
 
 def _for_oneself(question: str) -> bool:
