@@ -57,7 +57,8 @@ COMPLETE = _rx(
     r"\b(just )?checked (it |this |that |a fix )?in\b", r"\b(is|are) (now )?in cvs\b",
     r"^\W*done\W*$", r"\b(oops|ok|okay),? fixed\b",
     # the requester found the answer alone
-    r"\bdidn'?t think (to|of) (check|look|try)", r"\byou'?re (probably |quite |absolutely )?right\b",
+    r"\bdidn'?t think (to|of) (check|look|try)",
+    r"\byou'?re (probably |quite |absolutely )?right\b",
 )
 NEGATED = re.compile(r"\b(doesn'?t|does not|didn'?t|did not|not yet|isn'?t|won'?t|still)\b")
 SAME_PROBLEM = _rx(r"\b(had|have|got|hit) the same (problem|issue|error)\b",
@@ -70,7 +71,8 @@ REOPEN = _rx(  # the requester says the answer missed the point, even in a mail 
 )
 FAILED = _rx(  # ... or, in a mail that asks nothing, that it did not work
     r"\b(still|doesn't|does not|didn't|did not) (work|help|fix)", r"\bi just want to be sure\b",
-    r"\bstill (get|getting|fails|broken)\b", r"\b(doesn'?t|does not|didn'?t|did not) seem to (work|help)\b",
+    r"\bstill (get|getting|fails|broken)\b",
+    r"\b(doesn'?t|does not|didn'?t|did not) seem to (work|help)\b",
 )
 UNDEFER = _rx(r"\bit got (updated|released)\b", r"\b(is|got) (now )?(out|released|available)\b")
 DEFER = _rx(
@@ -84,7 +86,8 @@ DEFER = _rx(
 )
 COMMIT = _rx(r"\bi'?ll (try to )?\w+ (it|this|that|them)?\s*(asap|soon|by \w+|tomorrow|tonight|"
              r"this week|next week|today)\b", r"\bi'?ll do it by\b",
-             r"\bi'?ll (check|commit) (it|this|that|them) in\b", r"\bi'?ll \w+ [^.!?]{0,50}\bright now\b")
+             r"\bi'?ll (check|commit) (it|this|that|them) in\b",
+             r"\bi'?ll \w+ [^.!?]{0,50}\bright now\b")
 CANCEL = _rx(r"\bi won'?t (take|apply|do|package)\b", r"\bforget it\b",
              r"\b(don't|do not) need it any ?more\b", r"\bwon'?t fix\b")
 TASK_ASK = _rx(
