@@ -56,6 +56,8 @@ COMPLETE = _rx(
     r"\b(i'?ve|i have) (just )?(made|checked in|committed|fixed|changed|added|uploaded)\b",
     r"\b(just )?checked (it |this |that |a fix )?in\b", r"\b(is|are) (now )?in cvs\b",
     r"^\W*done\W*$", r"\b(oops|ok|okay),? fixed\b",
+    r"\b(applied|committed|checked in),? thanks\b", r"\bthanks,? (applied|committed)\b",
+    r"\b(i'?ve|i have) applied (it|this|that|the patch|your patch)\b",
     # the requester found the answer alone
     r"\bdidn'?t think (to|of) (check|look|try)",
     r"\byou'?re (probably |quite |absolutely )?right\b",
