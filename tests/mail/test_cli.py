@@ -38,12 +38,12 @@ def test_ingest_tree_score(run, tmp_path: Path) -> None:  # type: ignore[no-unty
     code, out, _ = run("mail", "ingest", str(SAMPLE_MBOX), "--data-dir", data, "--json")
     assert code == 0
     summary = json.loads(out)
-    assert summary["read"] == 37 and summary["added"] == 9 and summary["quarantined"] == 0
+    assert summary["read"] == 37 and summary["added"] == 10 and summary["quarantined"] == 0
     code, out, _ = run("mail", "ingest", str(SAMPLE_MBOX), "--data-dir", data, "--json")
     assert json.loads(out)["skipped"] == 37
     code, out, _ = run("mail", "tree", "--format", "json", "--data-dir", data)
     tree = json.loads(out)
-    assert len(tree["issues"]) == 9
+    assert len(tree["issues"]) == 10
     (tmp_path / "tree.json").write_text(out)
     code, out, _ = run("mail", "score", str(SAMPLE_LABELS), "--tree", str(tmp_path / "tree.json"),
                      "--json")

@@ -162,7 +162,7 @@ async def test_connection_dropped_mid_fetch_resumes_and_loses_nothing(
     assert len(seen) == len(set(seen))  # nothing handed over twice
     counts = pipeline.summary.counts
     assert counts["read"] == 37 and counts["quarantined"] == 0
-    assert len(export_tree(runtime.tickets)["issues"]) == 9
+    assert len(export_tree(runtime.tickets)["issues"]) == 10
 
 
 class Crash(BaseException):
@@ -197,7 +197,7 @@ async def test_a_crash_in_a_batched_chunk_loses_the_chunk_and_its_cursor_togethe
     assert await box.run(process) == 37 - 16
     box.close()
     assert again.summary.counts["skipped"] == 0  # 17..19 were rolled back, not recorded
-    assert len(export_tree(runtime.tickets)["issues"]) == 9
+    assert len(export_tree(runtime.tickets)["issues"]) == 10
 
 
 async def test_watch_follows_the_mailbox_with_idle(mail_servers: MailServers,

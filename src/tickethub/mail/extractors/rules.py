@@ -55,6 +55,12 @@ COMPLETE = _rx(
     r"\bfixed in (cvs|svn|git|the cvs|the repository|\d[\w.]*)\b",
     r"\b(i'?ve|i have) (just )?(made|checked in|committed|fixed|changed|added|uploaded)\b",
     r"\b(just )?checked (it |this |that |a fix )?in\b", r"\b(is|are) (now )?in cvs\b",
+    r"^\W*done\W*$", r"\b(oops|ok|okay),? fixed\b",
+    r"\b(applied|committed|checked in),? thanks\b", r"\bthanks,? (applied|committed)\b",
+    r"\b(i'?ve|i have) applied (it|this|that|the patch|your patch)\b",
+    # the requester found the answer alone
+    r"\bdidn'?t think (to|of) (check|look|try)",
+    r"\byou'?re (probably |quite |absolutely )?right\b",
 )
 NEGATED = re.compile(r"\b(doesn'?t|does not|didn'?t|did not|not yet|isn'?t|won'?t|still)\b")
 SAME_PROBLEM = _rx(r"\b(had|have|got|hit) the same (problem|issue|error)\b",
@@ -68,6 +74,7 @@ REOPEN = _rx(  # the requester says the answer missed the point, even in a mail 
 FAILED = _rx(  # ... or, in a mail that asks nothing, that it did not work
     r"\b(still|doesn't|does not|didn't|did not) (work|help|fix)", r"\bi just want to be sure\b",
     r"\bstill (get|getting|fails|broken)\b",
+    r"\b(doesn'?t|does not|didn'?t|did not) seem to (work|help)\b",
 )
 UNDEFER = _rx(r"\bit got (updated|released)\b", r"\b(is|got) (now )?(out|released|available)\b")
 DEFER = _rx(
@@ -75,9 +82,14 @@ DEFER = _rx(
     r"\b(away|on holiday|on vacation) until\b.*\bi'?ll\b", r"\bi'?ll look at it (then|later)\b",
     r"\bwhen i get back\b", r"\b(don'?t|do not) have (the )?time\b",
     r"\bget to it (tomorrow|later|next week|on \w+day)\b", r"\bwon'?t be able to\b.*\buntil\b",
+    r"\bi'?ll (probably )?not\b.*\buntil\b", r"\b(not sure|doubt) i'?ll (get to it|have time)\b",
+    r"\bi'?ll (take a )?look at (it|this|that) (then|later|tomorrow|next week)\b",
+    r"\bonce (it'?s|it is|i'?m|i am) back\b.*\bi'?ll\b",
 )
 COMMIT = _rx(r"\bi'?ll (try to )?\w+ (it|this|that|them)?\s*(asap|soon|by \w+|tomorrow|tonight|"
-             r"this week|next week|today)\b", r"\bi'?ll do it by\b")
+             r"this week|next week|today)\b", r"\bi'?ll do it by\b",
+             r"\bi'?ll (check|commit) (it|this|that|them) in\b",
+             r"\bi'?ll \w+ [^.!?]{0,50}\bright now\b")
 CANCEL = _rx(r"\bi won'?t (take|apply|do|package)\b", r"\bforget it\b",
              r"\b(don't|do not) need it any ?more\b", r"\bwon'?t fix\b")
 TASK_ASK = _rx(
@@ -104,6 +116,27 @@ QUESTION_CUE = _rx(
     r"\bplease advise\b", r"\bi have a problem\b", r"\bi'?m having (a )?(problem|trouble)",
     r"\bnot sure (how|what|why|where)\b", r"\bi can'?t (figure|work) out\b", r"\bstumped\b",
     r"\b(someone|anyone|anybody|somebody) knows\b",
+    r"\bi('m| am| was)?( just)? wonder(ing)?\b", r"\bjust curious\b", r"\bany idea\b",
+    r"\bhas (any(one|body)|some(one|body)) (got|had|seen|tried|done|an?)\b",
+    r"\bany (other |more )?help\b", r"\bhelp would be (much |greatly )?appreciated\b",
+    r"\bmind telling me\b", r"\bi'?d be (very )?interested (to know|in hearing)\b",
+    r"\bi('ve| have)( got)? (a|some|a few|a couple of) (small )?(problems?|issues|trouble)\b",
+)
+# A first mail that reports a defect or offers a change, with no question in it: a task.
+BUG_REPORT = _rx(
+    r"\b(doesn'?t|does not|no longer|won'?t|don'?t) work (anymore|any more)\b",
+    r"\bstopped working\b", r"\bwhile executing\b", r"\bkind of annoying\b",
+    r"\bsomething (has )?changed\b", r"\bi'?d (like to )?(humbly )?(offer|propose|suggest)\b",
+    r"\b(i'?ve|i have) attached a (patch|diff|fix)\b", r"\bthe (diff|patch) is (attached|below)\b",
+    r"\bany objections\b", r"\bi'?d (really )?like (a|an|to (have|see|be able))\b",
+)
+# Asking for help in words, without a question mark ("I'd be interested to know how").
+ASK_NO_MARK = _rx(
+    r"\bi('m| am| was)?( just)? wonder(ing)? (if|whether|why|how|what)\b",
+    r"\bi'?d be (very )?interested (to know|in hearing)\b", r"\bany (other |more )?help\b",
+    r"\bhelp would be (much |greatly )?appreciated\b", r"\bmind telling me\b",
+    r"\bplease advise\b", r"\bi can'?t (figure|work) out\b",
+    r"\bhas (any(one|body)|some(one|body)) (got|had|seen|tried|succeeded|managed)\b",
 )
 WILL_TRY = _rx(r"\bi'?ll (try|give (it|that) a)\b", r"\bi ?will (try|give (it|that) a)\b")
 # In a reply, a question that asks for help (not a debating point or a rhetorical one).
@@ -115,6 +148,8 @@ HOWTO = _rx(
     r"\bany(one|body) (else )?(know|seen|have|experimenting|tried|using)\b",
     r"\bany (ideas|suggestions|hints|clues|pointers)\b", r"\bwhere (can|do|is|are) (i|that|they)\b",
     r"\b(can|could) (anyone|anybody|someone|somebody)\b", r"\bwhat am i missing\b",
+    r"\bhas (any(one|body)|some(one|body)) (got|had|seen|tried|done|an?|succeeded|managed)\b",
+    r"\bany idea\b", r"\bmind telling me\b", r"\bcan (this|that|it) be done\b",
 )
 OWN_PROBLEM = _rx(r"\bi (got|get|keep getting|am getting|run into|ran into)\b",
                   r"\bany ideas\b", r"\bwhat am i missing\b", r"\berror\b")
@@ -140,6 +175,15 @@ SUGGEST = _rx(  # a suggestion, even phrased as a question ("Put them in a scrip
     r"\bhave you (looked at|considered|checked)\b",
     r"^\W*(put|use|try|install|add|remove|run|set|check|edit|look|grep|change|upgrade|"
     r"downgrade|rebuild|reinstall|disable|enable|delete|rename|move)\b")
+# A question that argues rather than asks ("Isn't there a key in the rpm?", "why don't the
+# police simply ...?", "what the hell is it with ...?").
+RHETORICAL = re.compile(
+    r"^\W*(isn'?t|aren'?t|wasn'?t|doesn'?t|don'?t|didn'?t|wouldn'?t|shouldn'?t|won'?t|"
+    r"who cares|so what)\b|\bwhy (don'?t|doesn'?t|didn'?t|wouldn'?t|on earth)\b|"
+    r"\bwhat the (hell|heck|fuck)\b|\bwtf\b|\b(huh|eh)\W*$|"
+    r",\s*(aye|eh|right|no|don'?t you think)\W*$|"  # tag questions: "..., are they?"
+    r",\s*(is|are|was|were|do|does|did|has|have|can|will|would)(n'?t)? "
+    r"(it|they|he|she|you|we|there)\W*$")
 CLARIFY = _rx(r"\bwhat (version|distro|kernel)\b", r"\bcould you (post|send|show)\b",
               r"\bcan you (post|send|show)\b", r"\bwhich (version|distro)\b")
 ANNOUNCE = _rx(r"\breleased?\b", r"\bannounc", r"\bholidays?\b", r"\bout of (the )?office\b",
@@ -172,11 +216,10 @@ class RulesExtractor:
             return self._first(mail, sentences, context)
         is_requester = _same_person(mail.from_addr, target.raised_by)
         ops = self._follow_up(target, is_requester, sentences)
-        if not is_requester and _has_question(sentences) and \
-                not _first_hit(ANSWER_CUE, sentences) and \
+        if not is_requester and not _first_hit(ANSWER_CUE, sentences) and \
                 not _first_hit(SUGGEST, sentences) and not _clarifying(sentences) and \
-                (ask := _howto_question(sentences)) and _for_oneself(ask) \
-                and all(o.op in ("ignore", "answer") for o in ops):
+                (ask := _howto_question(sentences) or _first_hit(ASK_NO_MARK, sentences)) \
+                and _for_oneself(ask) and all(o.op in ("ignore", "answer") for o in ops):
             # someone else's new question in the thread, with nothing in it that answers
             return [_add_reply("question", ask)]
         closing = [o for o in ops if o.op != "ignore"]
@@ -196,22 +239,33 @@ class RulesExtractor:
             return [Operation(op="ignore")]  # announcements are not asks, even "please upgrade"
         if context.is_reply and not context.new_topic:
             # A reply in a thread that raised nothing: only a clear new ask is an issue.
-            if task is not None:
+            # Its parent is missing: a question put back to the author it replies to
+            # ("can you send more details?", "how do you add features?") is talk.
+            if (task := task or _first_hit(BUG_REPORT, sentences)) is not None and \
+                    not _first_hit(CLARIFY, [task]):
                 return [_add("task", mail, task)]
-            question = _last_question(sentences)
-            if question is not None and (_first_hit(OWN_PROBLEM, sentences) or
-                                         _first_hit(HOWTO, [question])):
+            question = _last_question(sentences) or _first_hit(ASK_NO_MARK, sentences)
+            if question is not None and _for_oneself(question) and \
+                    (not _quotes(mail.text) or any(
+                        _FIRST_PERSON.search(q.lower()) for q in sentences
+                        if q.rstrip().endswith("?"))) and \
+                    not _first_hit(CLARIFY, [question]) and \
+                    (_first_hit(OWN_PROBLEM, sentences) or _first_hit(HOWTO, [question])):
                 return [_add("question", mail, question)]
             return [Operation(op="ignore")]
         if task is not None:
             return [_add("task", mail, task)]
         question = next((s for s in sentences if s.rstrip().endswith("?") and
-                         len(s.split()) >= 3 and REAL_QUESTION.search(s.lower())), None) or \
-            _first_hit(QUESTION_CUE, sentences)
+                         len(s.split()) >= 3 and REAL_QUESTION.search(s.lower()) and
+                         not RHETORICAL.search(s.lower())), None) or \
+            next((s for s in _hits(QUESTION_CUE, sentences)
+                  if not RHETORICAL.search(s.lower())), None)
         if question is None and mail.subject.rstrip().endswith("?"):
             question = next((s for s in sentences if len(s.split()) >= 4), None)
-        if question is not None:
+        if question is not None and not _shared_link_remark(sentences, question):
             return [_add("question", mail, question)]
+        if (bug := _first_hit(BUG_REPORT, sentences)) is not None:
+            return [_add("task", mail, bug)]
         return [Operation(op="ignore")]
 
     # -- replies ---------------------------------------------------------------------------
@@ -312,7 +366,8 @@ def _same_person(a: str, b: str) -> bool:
 def _clean(text: str) -> str:
     """The text without mailing-list footer lines, and without a short signature
     written as "--Name" (no space after the dashes) in its last lines."""
-    lines = text.splitlines()
+    lines = [line for line in _drop_header_block(text.splitlines())
+             if not _QUOTE_LINE.match(line)]
     for i in range(len(lines) - 1, max(0, len(lines) - 4) - 1, -1):
         if _DASH_SIGNATURE.match(lines[i]):
             lines = lines[:i]
@@ -326,6 +381,22 @@ def _clean(text: str) -> str:
     return "\n".join(line for line in lines if not _LIST_FOOTER.search(line.lower()))
 
 
+def _drop_header_block(lines: list[str]) -> list[str]:
+    """Without a quoted mail's header lines ("Date: ...", "From: ...", "Message-ID: ...")
+    at the top: some mailers put the replied-to mail's headers there instead of "wrote:"."""
+    start = 0
+    while start < len(lines) and start < 8 and (
+            _HEADER_LINE.match(lines[start]) or (start and not lines[start].strip())):
+        start += 1
+    return lines[start:] if start >= 2 else lines
+
+
+# Quoted text that the reply-parser leaves: "Name> " (also indented), "| " and ") "
+# quotes, and the attribution lines "[Name]" and "... wrote:" / "wrote*:" / "writes:".
+_QUOTE_LINE = re.compile(
+    r"^\s{0,8}[A-Za-z][\w.-]{0,19}>(\s|$)|^\s*[|)](\s|$)|^\s*\[[A-Z][\w .'-]{1,40}\]\s*$|"
+    r".*\b(wrote|writes|said)\*?:\s*$")
+_HEADER_LINE = re.compile(r"^(Date|From|To|Cc|Sent|Subject|Message-ID|In-Reply-To):\s", re.I)
 _DASH_SIGNATURE = re.compile(r"^\s*--[^\W\d_]")
 _RULE_LINE = re.compile(r"^\s*(={10,}|\*{10,}|#{10,})\s*$")
 
@@ -415,7 +486,9 @@ def _negated(pattern: re.Pattern[str], sentence: str) -> bool:
     found = pattern.search(lowered)
     if found is None:
         return False
-    return bool(NEGATED.search(lowered[max(0, found.start() - 25):found.end() + 40]))
+    around = lowered[max(0, found.start() - 25):found.start()] + " " + \
+        lowered[found.end():found.end() + 40]  # not the cue itself ("didn't think to check")
+    return bool(NEGATED.search(around))
 
 
 def _for_oneself(question: str) -> bool:
@@ -440,9 +513,37 @@ def _howto_question(sentences: list[str]) -> str | None:
     to ...?"), not a clarifying one."""
     for sentence in sentences:
         if sentence.rstrip().endswith("?") and len(sentence.split()) >= 3 and \
-                _first_hit(HOWTO, [sentence]) and not _first_hit(CLARIFY, [sentence]):
+                _first_hit(HOWTO, [sentence]) and not _first_hit(CLARIFY, [sentence]) and \
+                not RHETORICAL.search(sentence.lower()):
             return sentence
     return None
+
+
+def _shared_link_remark(sentences: list[str], question: str) -> bool:
+    """A mail that passes on a link (an article, a page) with a remark phrased as a
+    question ("Related to the MS acquisition?", "isn't your life enriched?"): the question
+    asks nothing for the writer (no "I", "my", "anyone"), so it is talk, not an ask."""
+    if not _URL.search("\n".join(sentences)) or _first_hit(OWN_PROBLEM, sentences) or \
+            _first_hit(HOWTO, sentences):
+        return False
+    return not any(SELF.search(s.lower()) for s in sentences if s.rstrip().endswith("?"))
+
+
+_URL = re.compile(r"https?://|<?www\.\w")
+
+
+def _quotes(text: str) -> bool:
+    """The mail replies to quoted text (two or more quoted lines, or an attribution)."""
+    found = 0
+    for line in text.splitlines()[:400]:
+        if _QUOTE_LINE.match(line) or line.lstrip().startswith(">"):
+            found += 1
+            if found >= 2:
+                return True
+    return False
+
+
+_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|my|me|any(one|body)( else)?)\b")
 
 
 def _has_question(sentences: list[str]) -> bool:
@@ -450,7 +551,8 @@ def _has_question(sentences: list[str]) -> bool:
 
 
 def _last_question(sentences: list[str]) -> str | None:
-    asks = [s for s in sentences if s.rstrip().endswith("?") and len(s.split()) >= 3]
+    asks = [s for s in sentences if s.rstrip().endswith("?") and not RHETORICAL.search(
+        s.lower()) and (len(s.split()) >= 3 or _first_hit(HOWTO, [s]))]  # "Any ideas?"
     return asks[0] if asks else None
 
 
