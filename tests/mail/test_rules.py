@@ -263,15 +263,16 @@ def test_dev_set_labels_check_out_and_a_bad_quote_is_caught(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("part, floors, duplicates", [
-    # every part has been seen and tuned on by now (the held-out number is the lead's
-    # test6), so each is pinned a little under its score: a change that makes one part
-    # worse fails, whatever it does to the others.
+    # every part has been seen by now (test6 was scored once, blind, after the session-6
+    # cues: docs/mail.md), so each is pinned a little under its score: a change that
+    # makes one part worse fails, whatever it does to the others.
     ("tune", {"op_accuracy": 0.92, "closing_precision": 0.85, "closing_recall": 0.9}, 0.0),
     ("test", {"op_accuracy": 0.84, "closing_precision": 0.78, "closing_recall": 0.8}, 0.05),
     ("test2", {"op_accuracy": 0.9, "closing_precision": 0.95, "closing_recall": 0.75}, 0.05),
     ("test3", {"op_accuracy": 0.75, "closing_precision": 0.75, "closing_recall": 0.65}, 0.05),
     ("test4", {"op_accuracy": 0.78, "closing_precision": 0.72, "closing_recall": 0.82}, 0.2),
     ("test5", {"op_accuracy": 0.8, "closing_precision": 0.75, "closing_recall": 0.75}, 0.15),
+    ("test6", {"op_accuracy": 0.67, "closing_precision": 0.78, "closing_recall": 0.68}, 0.25),
 ])
 async def test_dev_set_floors(runtime: HubRuntime, pipeline: MailPipeline, part: str,
                               floors: dict[str, float], duplicates: float) -> None:
