@@ -289,6 +289,12 @@ class RulesExtractor:
             return [change]
         if target.status in ("answered", "done") and (hit := _first_hit(REOPEN, sentences)):
             return [Operation(op="status", target=target.id, new_status="open", evidence=hit)]
+        if target.kind == "question" and target.status in ("answered", "done") \
+                and (ask := _last_question(sentences)) is not None and \
+                not _first_hit(WILL_TRY, sentences):
+            # the requester asks again, under the same subject, after an answer: the same
+            # problem is still open (a new problem comes after a fix: complete + add)
+            return [Operation(op="status", target=target.id, new_status="open", evidence=ask)]
         if target.status in ("answered", "done") and not _has_question(sentences) and \
                 not _first_hit(WILL_TRY, sentences):  # "thanks, I'll try that" changes nothing
             hit = _first_hit(FAILED, sentences)
