@@ -111,6 +111,22 @@ def test_the_requester_reopens_when_the_answer_missed_the_point() -> None:
         ("status", 7, "open")]
 
 
+def test_the_requester_asking_again_after_an_answer_reopens_his_question() -> None:
+    answered = IssueView(id=7, kind="question", status="answered", title="t",
+                         raised_by="asker@x.org", source_message_id="<q@x>", parent_id=None)
+    # the same problem under the same subject: still open, not a second issue
+    assert ops("Hm. One could do this with rpm's --justdb switch too. Is there really no "
+               "--nodeps kind of switch in apt-get?", sender="asker@x.org",
+               issue=answered) == [("status", 7, "open")]
+    # ... while "thanks, I'll try that" changes nothing, and a new problem after a fix is
+    # a completion and a new issue
+    assert ops("Thanks, I'll try that tonight.", sender="asker@x.org", issue=answered) == [
+        ("ignore", None, None)]
+    assert ops("That worked, thanks! Now I'm getting another error when I run make: how do "
+               "I fix that?", sender="asker@x.org", issue=answered) == [
+        ("complete", 7, None), ("add", "question", None)]
+
+
 def test_someone_elses_new_question_in_a_reply_is_a_new_issue() -> None:
     assert ops("Is there an easy way to tell if Milter is compiled in?") == [
         ("add", "question", None)]
@@ -266,13 +282,20 @@ def test_dev_set_labels_check_out_and_a_bad_quote_is_caught(tmp_path: Path) -> N
     # every part has been seen by now (test6 was scored once, blind, after the session-6
     # cues: docs/mail.md), so each is pinned a little under its score: a change that
     # makes one part worse fails, whatever it does to the others.
-    ("tune", {"op_accuracy": 0.92, "closing_precision": 0.85, "closing_recall": 0.9}, 0.0),
-    ("test", {"op_accuracy": 0.84, "closing_precision": 0.78, "closing_recall": 0.8}, 0.05),
-    ("test2", {"op_accuracy": 0.9, "closing_precision": 0.95, "closing_recall": 0.75}, 0.05),
-    ("test3", {"op_accuracy": 0.75, "closing_precision": 0.75, "closing_recall": 0.65}, 0.05),
-    ("test4", {"op_accuracy": 0.78, "closing_precision": 0.72, "closing_recall": 0.82}, 0.2),
-    ("test5", {"op_accuracy": 0.8, "closing_precision": 0.75, "closing_recall": 0.75}, 0.15),
-    ("test6", {"op_accuracy": 0.67, "closing_precision": 0.78, "closing_recall": 0.68}, 0.25),
+    ("tune", {"op_accuracy": 0.92, "target_accuracy": 0.77, "closing_precision": 0.85,
+              "closing_recall": 0.9}, 0.0),
+    ("test", {"op_accuracy": 0.83, "target_accuracy": 0.81, "closing_precision": 0.78,
+              "closing_recall": 0.8}, 0.05),
+    ("test2", {"op_accuracy": 0.9, "target_accuracy": 0.78, "closing_precision": 0.95,
+               "closing_recall": 0.75}, 0.05),
+    ("test3", {"op_accuracy": 0.75, "target_accuracy": 0.6, "closing_precision": 0.75,
+               "closing_recall": 0.65}, 0.05),
+    ("test4", {"op_accuracy": 0.78, "target_accuracy": 0.77, "closing_precision": 0.72,
+               "closing_recall": 0.82}, 0.14),
+    ("test5", {"op_accuracy": 0.8, "target_accuracy": 0.67, "closing_precision": 0.75,
+               "closing_recall": 0.75}, 0.13),
+    ("test6", {"op_accuracy": 0.69, "target_accuracy": 0.55, "closing_precision": 0.78,
+               "closing_recall": 0.68}, 0.21),
 ])
 async def test_dev_set_floors(runtime: HubRuntime, pipeline: MailPipeline, part: str,
                               floors: dict[str, float], duplicates: float) -> None:
