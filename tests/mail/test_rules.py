@@ -118,7 +118,11 @@ def test_the_requester_asking_again_after_an_answer_reopens_his_question() -> No
     assert ops("Hm. One could do this with rpm's --justdb switch too. Is there really no "
                "--nodeps kind of switch in apt-get?", sender="asker@x.org",
                issue=answered) == [("status", 7, "open")]
-    # ... while "thanks, I'll try that" changes nothing, and a new problem after a fix is
+    # ... a new error after the answer is a new question ("now I get: ..."),
+    assert ops("Do I need to do anything to recreate anything after deleting this? Ok, now "
+               "I get:\n\nerror: cannot get exclusive lock on /var/lib/rpm/Packages",
+               sender="asker@x.org", issue=answered) == [("add", "question", None)]
+    # "thanks, I'll try that" changes nothing, and a new problem after a fix is
     # a completion and a new issue
     assert ops("Thanks, I'll try that tonight.", sender="asker@x.org", issue=answered) == [
         ("ignore", None, None)]

@@ -291,9 +291,9 @@ class RulesExtractor:
             return [Operation(op="status", target=target.id, new_status="open", evidence=hit)]
         if target.kind == "question" and target.status in ("answered", "done") \
                 and (ask := _last_question(sentences)) is not None and \
-                not _first_hit(WILL_TRY, sentences):
+                not _first_hit(WILL_TRY, sentences) and not _first_hit(NEW_PROBLEM, sentences):
             # the requester asks again, under the same subject, after an answer: the same
-            # problem is still open (a new problem comes after a fix: complete + add)
+            # problem is still open (unless he reports a new one: "now I get ...")
             return [Operation(op="status", target=target.id, new_status="open", evidence=ask)]
         if target.status in ("answered", "done") and not _has_question(sentences) and \
                 not _first_hit(WILL_TRY, sentences):  # "thanks, I'll try that" changes nothing
