@@ -131,6 +131,13 @@ def test_the_requester_asking_again_after_an_answer_reopens_his_question() -> No
         ("complete", 7, None), ("add", "question", None)]
 
 
+def test_a_list_footer_block_is_not_the_authors_text() -> None:
+    # the sponsor's slogan and link under the footer line are not an answer's link
+    assert ops("Same here, I see it on two boxes.\n\n" + "-" * 55 + "\nThis sf.net email is "
+               "sponsored by:ThinkGeek\nWelcome to geek heaven.\nhttp://thinkgeek.com/sf\n") == [
+        ("ignore", None, None)]
+
+
 def test_someone_elses_new_question_in_a_reply_is_a_new_issue() -> None:
     assert ops("Is there an easy way to tell if Milter is compiled in?") == [
         ("add", "question", None)]
@@ -292,7 +299,7 @@ def test_dev_set_labels_check_out_and_a_bad_quote_is_caught(tmp_path: Path) -> N
               "closing_recall": 0.8}, 0.05),
     ("test2", {"op_accuracy": 0.9, "target_accuracy": 0.78, "closing_precision": 0.95,
                "closing_recall": 0.75}, 0.05),
-    ("test3", {"op_accuracy": 0.75, "target_accuracy": 0.6, "closing_precision": 0.75,
+    ("test3", {"op_accuracy": 0.76, "target_accuracy": 0.64, "closing_precision": 0.75,
                "closing_recall": 0.65}, 0.05),
     ("test4", {"op_accuracy": 0.78, "target_accuracy": 0.77, "closing_precision": 0.72,
                "closing_recall": 0.82}, 0.14),

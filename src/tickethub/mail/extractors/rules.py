@@ -384,6 +384,10 @@ def _clean(text: str) -> str:
             break
     if not _LIST_FOOTER.search(text.lower()):
         return "\n".join(lines)
+    for i in range(max(0, len(lines) - 8), len(lines)):  # a footer block: the marker line
+        if _LIST_FOOTER.search(lines[i].lower()):        # and what follows it (the sponsor's
+            lines = lines[:i]                            # slogan and link)
+            break
     return "\n".join(line for line in lines if not _LIST_FOOTER.search(line.lower()))
 
 
