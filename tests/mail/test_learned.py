@@ -21,7 +21,7 @@ from tickethub.mail.extractors.learned import (
     features,
 )
 from tickethub.mail.learn import Example, dump, gold_class, train
-from tickethub.mail.operations import quote_found
+from tickethub.mail.operations import MAX_EVIDENCE, quote_found
 from tickethub.mail.parse import parse_mail
 
 DEV = Path(__file__).resolve().parents[1] / "fixtures" / "mail_dev"
@@ -85,6 +85,19 @@ def test_an_add_quotes_the_question_and_a_status_reads_its_new_status() -> None:
                                       "get back from the conference.", sender="asker@x.org")
     [op] = status.extract_now(mail, context)  # type: ignore[arg-type]
     assert (op.op, op.new_status) == ("status", "deferred")
+
+
+def test_a_pasted_log_without_full_stops_still_gives_a_quote_that_fits() -> None:
+    # Found on blind mail: a 1,500-character shell session with no sentence end was one
+    # "sentence", quoted whole as evidence, and the operation failed validation, so the
+    # mail was quarantined.
+    log = " ".join(f"[john@localhost john]$ glxinfo {i} GLU_EXT_object_space_tess"
+                   for i in range(40))
+    answer = LearnedExtractor(_model({"bias": [0, 0, 5.0, 0, 0, 1.0]}))
+    mail, context = _mail_and_context(log)
+    [op] = answer.extract_now(mail, context)  # type: ignore[arg-type]
+    assert op.op == "answer" and 0 < len(op.evidence) <= MAX_EVIDENCE
+    assert quote_found(op.evidence, mail.text)  # type: ignore[attr-defined]
 
 
 def test_training_is_deterministic_and_learns_the_labels() -> None:

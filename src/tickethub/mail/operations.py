@@ -17,13 +17,17 @@ OpName = Literal["add", "answer", "complete", "status", "ignore"]
 CLOSING_STATUSES = frozenset({"answered", "done", "cancelled"})
 
 
+MAX_EVIDENCE = 1000
+"""The longest evidence quote an operation carries (characters)."""
+
+
 class Operation(BaseModel):
     """One change to the tree. ``target`` and ``parent`` are ticket ids from the context."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     op: OpName
-    evidence: str = Field("", max_length=1000,
+    evidence: str = Field("", max_length=MAX_EVIDENCE,
                           description="A verbatim quote of the mail's own text.")
     target: int | None = Field(None, description="Issue acted on (answer/complete/status).")
     kind: Literal["question", "task"] | None = Field(None, description="For add.")

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 
 from tickethub.mail.extractors.base import IssueView, MailContext
-from tickethub.mail.operations import Operation
+from tickethub.mail.operations import MAX_EVIDENCE, Operation
 from tickethub.mail.parse import ParsedMail
 
 
@@ -444,12 +444,30 @@ class Sentences(list[str]):
 
 
 def _sentences(text: str) -> Sentences:
-    """Sentences, with the line wrapping of mail undone (a sentence may span lines)."""
-    found = []
+    """Sentences, with the line wrapping of mail undone (a sentence may span lines). A
+    run longer than an evidence quote may be (a pasted log, a URL list with no full stop)
+    is cut into pieces at word boundaries, so whichever sentence an operation quotes fits
+    :class:`Operation`'s ``evidence``."""
+    found: list[str] = []
     for part in _SENTENCE_END.split(text[:MAX_CHARS]):
         if _LETTER.search(part):
-            found.append(" ".join(part.split()))
+            found.extend(_pieces(" ".join(part.split())))
     return Sentences(found)
+
+
+def _pieces(sentence: str, limit: int = MAX_EVIDENCE) -> list[str]:
+    """``sentence`` in pieces of at most ``limit`` characters, cut at spaces (a word
+    longer than ``limit`` is cut where it must)."""
+    pieces = []
+    while len(sentence) > limit:
+        cut = sentence.rfind(" ", 0, limit + 1)
+        if cut <= 0:
+            cut = limit
+        pieces.append(sentence[:cut])
+        sentence = sentence[cut:].lstrip()
+    if sentence:
+        pieces.append(sentence)
+    return pieces
 
 
 def _cancelled_or_committed(target: IssueView, sentences: list[str]) -> Operation | None:
