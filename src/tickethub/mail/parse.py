@@ -86,24 +86,37 @@ _BLANK_LINE = re.compile(r"\n\r?\n")
 
 
 def _parse_message(raw: bytes) -> EmailMessage:
-    """``BytesParser(policy=POLICY).parsebytes(raw)``, without the standard parser's walk
-    over every body line of a single-part mail (most mail, and most of its bytes).
+    """``BytesParser(policy=POLICY).parsebytes(raw)`` (see :func:`_parse_head`)."""
+    msg, text = _parse_head(raw)
+    return msg if text is None else _parse_whole(text)
+
+
+def _parse_head(raw: bytes) -> tuple[EmailMessage, str | None]:
+    """The message as ``BytesParser(policy=POLICY).parsebytes(raw)`` reads it, without the
+    standard parser's walk over every body line of a single-part mail (most mail, and
+    most of its bytes): ``(message, None)``; or, for a ``multipart/*`` or ``message/*``
+    mail, ``(its headers, the decoded text to parse whole for its body)``.
 
     The header block — up to the first blank line — is parsed alone; when it parses
     cleanly to the blank line (nothing left over for a body: no line that ended the
-    headers early, no envelope line pushed back) and the mail is not ``multipart/*`` or
-    ``message/*``, the parser would have taken the rest, unchanged, as the payload, so
-    it is set as is. Anything else is parsed whole, as before: the result is the same
-    message either way."""
+    headers early, no envelope line pushed back), its headers and defects are the whole
+    parse's, and for a mail that is not ``multipart/*`` or ``message/*`` the parser would
+    have taken the rest, unchanged, as the payload, so it is set as is. Anything else is
+    parsed whole, as before."""
     text = raw.decode("ascii", "surrogateescape")  # what BytesParser does first
     blank = _BLANK_LINE.search(text)
     if blank is not None:
-        msg = _PARSER.parsestr(text[: blank.end()])
-        if msg.get_content_maintype() not in ("multipart", "message") and \
-                msg._payload == "":  # type: ignore[attr-defined]  # nothing left over
+        msg = _PARSER.parsestr(text[: blank.end()], headersonly=True)
+        assert isinstance(msg, EmailMessage)
+        if msg._payload == "":  # type: ignore[attr-defined]  # nothing left over
+            if msg.get_content_maintype() in ("multipart", "message"):
+                return msg, text
             msg._payload = text[blank.end():]  # type: ignore[attr-defined]
-            assert isinstance(msg, EmailMessage)
-            return msg
+            return msg, None
+    return _parse_whole(text), None
+
+
+def _parse_whole(text: str) -> EmailMessage:
     msg = _PARSER.parsestr(text)
     assert isinstance(msg, EmailMessage)
     return msg
@@ -225,10 +238,10 @@ def parse_mail(raw: bytes, *, max_bytes: int | None = None,
     if b":" not in head.split(b"\n\n", 1)[0] and b":" not in head.split(b"\r\n\r\n", 1)[0]:
         raise UnreadableMail("no header lines: this is not a mail")
     try:
-        msg = _parse_message(raw)
+        msg, whole_text = _parse_head(raw)
     except Exception as exc:  # the parser is lenient; this is truly broken input
         raise UnreadableMail(f"MIME parser failed: {type(exc).__name__}: {exc}") from exc
-    defects: list[str] = [type(d).__name__ for d in msg.defects]
+    defects: list[str] = []  # the sender's, the body's
     found: dict[str, str] = {}
     for name, value in msg.raw_items():
         key = name.lower()
@@ -272,19 +285,30 @@ def parse_mail(raw: bytes, *, max_bytes: int | None = None,
         cc_header=header("cc"),
         date=date,
         headers=headers,
-        defects=tuple(dict.fromkeys(defects + date_defects)),
+        defects=tuple(dict.fromkeys(_defects(msg) + defects + date_defects)),
         size=len(raw),
         message_id_synthesized=synthesized,
         body_read=False,
     )
     if skip_body is not None and skip_body(mail):
-        return mail
+        return mail  # a multipart mail's parts are not even parsed
+    if whole_text is not None:
+        try:
+            msg = _parse_whole(whole_text)
+        except Exception as exc:  # the parser is lenient; this is truly broken input
+            raise UnreadableMail(
+                f"MIME parser failed: {type(exc).__name__}: {exc}") from exc
+    parsed_defects = _defects(msg)  # before decoding adds its own to the message
     text, html_only, attachments = _body(msg, defects, found)
     is_reply = bool(in_reply_to or references) or is_reply_subject(subject)
     return replace(
         mail, text=text, own_text=own_text(text, reply=is_reply), html_only=html_only,
-        attachments=tuple(attachments), defects=tuple(dict.fromkeys(defects + date_defects)),
-        body_read=True)
+        attachments=tuple(attachments),
+        defects=tuple(dict.fromkeys(parsed_defects + defects + date_defects)), body_read=True)
+
+
+def _defects(msg: EmailMessage) -> list[str]:
+    return [type(d).__name__ for d in msg.defects]
 
 
 def _addresses(value: str) -> tuple[str, ...]:
