@@ -102,3 +102,54 @@ async def test_serve_goes_past_a_poison_mail_to_the_answer_behind_it(
         assert SqlMailState(hub.store).quarantined() == []
     finally:
         hub.close()
+
+
+async def test_serve_writes_each_fetched_chunk_in_one_transaction_off_the_loop(
+        mail_servers: MailServers, runtime: HubRuntime) -> None:
+    """``serve``'s mailbox (``channels.email``): a chunk is processed in a worker thread,
+    its mails' tickets, records and cursor in one transaction — a failure inside the
+    chunk leaves none of it — while the hub runs with its group commit bound to the
+    loop (the chunk's writes must not wait on that queue: it would wait on them)."""
+    from tickethub.channels.email import _chunk_transaction
+    from tickethub.domain.tickets import TicketQuery
+    from tickethub.mail.imap import ImapMailbox, ImapURL
+    from tickethub.mail.sources import RawMail
+    from tickethub.store.mail_store import SqlMailState
+
+    folder = f"chunk{uuid.uuid4().hex[:8]}"
+    mails = [make_mail(f"How do I set up mirror {i}? Any ideas?", subject=f"Mirror {i}",
+                       message_id=f"<chunk{i}@x>") for i in range(3)]
+    await asyncio.to_thread(fill_folder, mail_servers, folder, mails)
+    url = ImapURL.parse(f"imap://{mail_servers.user}@{mail_servers.imap_host}:"
+                        f"{mail_servers.imap_port}/{folder}")
+    state = SqlMailState(runtime.store)
+    box = ImapMailbox(url, mail_servers.password, state, runtime.clock, batch=3,
+                      retry_delay=0.05, write_batch=lambda: _chunk_transaction(runtime.store),
+                      in_thread=True)
+    pipeline = make_pipeline(runtime, RulesExtractor())
+    loop_thread = threading.get_ident()
+    threads: set[int] = set()
+    fail_at = ["<chunk2@x>"]
+
+    async def process(raw: RawMail) -> str:
+        threads.add(threading.get_ident())
+        outcome = await pipeline.process(box.name, raw.key, raw.raw)
+        if fail_at and f"<{fail_at[0][1:-1]}>".encode() in raw.raw:
+            raise RuntimeError("the database went away")
+        return outcome
+
+    try:
+        async with runtime.running():
+            with pytest.raises(RuntimeError):
+                await box.run(process)
+            assert state.cursor(box.name) is None
+            assert not any(state.is_recorded(f"<chunk{i}@x>") for i in range(3))
+            assert runtime.tickets.list(TicketQuery(created_by="mail")).items == []
+            fail_at.clear()
+            assert await box.run(process) == 3
+        cursor = state.cursor(box.name)
+        assert cursor is not None and cursor.last_uid == 3
+        assert all(state.is_recorded(f"<chunk{i}@x>") for i in range(3))
+        assert loop_thread not in threads
+    finally:
+        box.close()

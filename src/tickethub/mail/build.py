@@ -94,7 +94,8 @@ async def ingest(pipeline: MailPipeline, mailbox: str, mails: Iterable[RawMail],
                                   else CachedMailState.preloaded(inner, records))
         pipeline.views = {}
         pipeline.applier.remember(inner.noted_keys(VIA))
-        source = parsed_ahead(mails, max_bytes=pipeline.max_bytes, workers=parse_workers)
+        source = parsed_ahead(mails, max_bytes=pipeline.max_bytes, workers=parse_workers,
+                              ignore=pipeline.ignore)
         more = True
         while more:
             with store.batch():

@@ -70,8 +70,8 @@ class ImapMailbox:
     def __init__(self, url: ImapURL, password: str, state: MailState, clock: Clock, *,
                  batch: int = 50, retries: int = 5, retry_delay: float = 0.5,
                  timeout: float = 30.0, ssl_context: ssl.SSLContext | None = None,
-                 write_batch: Callable[[], AbstractContextManager[None]] | None = None
-                 ) -> None:
+                 write_batch: Callable[[], AbstractContextManager[None]] | None = None,
+                 in_thread: bool = False) -> None:
         self.url = url
         self.name = url.name
         self._password = password
@@ -86,8 +86,12 @@ class ImapMailbox:
         self.reconnects = 0
         self._write_batch = write_batch
         """``write_batch``: a transaction each fetched chunk's mails and cursor are
-        written in (``SqlStore.batch``) — a process of its own (``mail ingest``,
-        ``mail watch``), never a hub whose event loop writes other things too."""
+        written in (``SqlStore.batch``). On the event loop (``mail ingest``, ``mail
+        watch``: a process of its own) or, with ``in_thread`` (``serve``: a hub whose
+        event loop answers requests and writes other things too), in a worker thread on
+        an event loop of its own, so the chunk is parsed and written off the hub's loop
+        and nothing else the hub writes joins its transaction."""
+        self._in_thread = in_thread
 
     # -- connection -----------------------------------------------------------------------
 
@@ -152,16 +156,11 @@ class ImapMailbox:
             fetched = await ahead
             ahead = self._fetch(client, chunks[index + 1]) if index + 1 < len(chunks) else None
             try:
-                with (self._write_batch() if self._write_batch is not None
-                      else contextlib.nullcontext()):
-                    for uid in chunk:
-                        data = fetched.get(uid)
-                        if data is None:
-                            continue  # expunged meanwhile
-                        raw = data.get(b"BODY[]") or b""
-                        await process(RawMail(str(uid), bytes(raw), uid))
-                        self._state.set_cursor(self.name, uidvalidity, uid, self._clock.now())
-                        handed += 1
+                if self._in_thread:
+                    handed += await asyncio.to_thread(
+                        self._chunk_in_thread, process, chunk, fetched, uidvalidity)
+                else:
+                    handed += await self._chunk(process, chunk, fetched, uidvalidity)
             except BaseException:
                 if ahead is not None:
                     ahead.cancel()
@@ -169,6 +168,27 @@ class ImapMailbox:
                         await ahead  # the connection is free again before a reconnect
                 raise
         return handed
+
+    async def _chunk(self, process: Process, chunk: list[int], fetched: dict[int, Any],
+                     uidvalidity: int) -> int:
+        """Process one fetched chunk, each mail's cursor saved after it, in one
+        ``write_batch`` transaction when there is one; returns how many were handed."""
+        handed = 0
+        with (self._write_batch() if self._write_batch is not None
+              else contextlib.nullcontext()):
+            for uid in chunk:
+                data = fetched.get(uid)
+                if data is None:
+                    continue  # expunged meanwhile
+                raw = data.get(b"BODY[]") or b""
+                await process(RawMail(str(uid), bytes(raw), uid))
+                self._state.set_cursor(self.name, uidvalidity, uid, self._clock.now())
+                handed += 1
+        return handed
+
+    def _chunk_in_thread(self, process: Process, chunk: list[int], fetched: dict[int, Any],
+                         uidvalidity: int) -> int:
+        return asyncio.run(self._chunk(process, chunk, fetched, uidvalidity))
 
     def _fetch(self, client: IMAPClient, uids: list[int]) -> asyncio.Task[dict[int, Any]]:
         return asyncio.ensure_future(asyncio.to_thread(client.fetch, uids, ["BODY.PEEK[]"]))

@@ -29,11 +29,12 @@ import contextlib
 import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from email.header import decode_header, make_header
 from email.message import EmailMessage
-from email.parser import BytesParser
+from email.parser import Parser
 from email.policy import EmailPolicy
 from email.utils import getaddresses, parseaddr, parsedate_to_datetime
 
@@ -80,7 +81,45 @@ def decode_header_value(value: str) -> str:
 
 
 POLICY = _MailPolicy()
-_PARSER = BytesParser(_class=EmailMessage, policy=POLICY)
+_PARSER = Parser(_class=EmailMessage, policy=POLICY)
+_BLANK_LINE = re.compile(r"\n\r?\n")
+
+
+def _parse_message(raw: bytes) -> EmailMessage:
+    """``BytesParser(policy=POLICY).parsebytes(raw)`` (see :func:`_parse_head`)."""
+    msg, text = _parse_head(raw)
+    return msg if text is None else _parse_whole(text)
+
+
+def _parse_head(raw: bytes) -> tuple[EmailMessage, str | None]:
+    """The message as ``BytesParser(policy=POLICY).parsebytes(raw)`` reads it, without the
+    standard parser's walk over every body line of a single-part mail (most mail, and
+    most of its bytes): ``(message, None)``; or, for a ``multipart/*`` or ``message/*``
+    mail, ``(its headers, the decoded text to parse whole for its body)``.
+
+    The header block — up to the first blank line — is parsed alone; when it parses
+    cleanly to the blank line (nothing left over for a body: no line that ended the
+    headers early, no envelope line pushed back), its headers and defects are the whole
+    parse's, and for a mail that is not ``multipart/*`` or ``message/*`` the parser would
+    have taken the rest, unchanged, as the payload, so it is set as is. Anything else is
+    parsed whole, as before."""
+    text = raw.decode("ascii", "surrogateescape")  # what BytesParser does first
+    blank = _BLANK_LINE.search(text)
+    if blank is not None:
+        msg = _PARSER.parsestr(text[: blank.end()], headersonly=True)
+        assert isinstance(msg, EmailMessage)
+        if msg._payload == "":  # type: ignore[attr-defined]  # nothing left over
+            if msg.get_content_maintype() in ("multipart", "message"):
+                return msg, text
+            msg._payload = text[blank.end():]  # type: ignore[attr-defined]
+            return msg, None
+    return _parse_whole(text), None
+
+
+def _parse_whole(text: str) -> EmailMessage:
+    msg = _PARSER.parsestr(text)
+    assert isinstance(msg, EmailMessage)
+    return msg
 
 
 class UnreadableMail(Exception):
@@ -117,6 +156,8 @@ class ParsedMail:
     defects: tuple[str, ...] = ()
     size: int = 0
     message_id_synthesized: bool = False
+    body_read: bool = field(default=True, repr=False, compare=False)
+    """False: parsed without its body (``parse_mail``'s ``skip_body``); the text is empty."""
 
     @property
     def to(self) -> tuple[str, ...]:
@@ -180,8 +221,15 @@ def printable(text: str) -> str:
 _KEEP_INVISIBLE = frozenset("\u200c\u200d")
 
 
-def parse_mail(raw: bytes, *, max_bytes: int | None = None) -> ParsedMail:
-    """Parse one raw mail; raises :class:`UnreadableMail` (see the module contract)."""
+def parse_mail(raw: bytes, *, max_bytes: int | None = None,
+               skip_body: Callable[[ParsedMail], bool] | None = None) -> ParsedMail:
+    """Parse one raw mail; raises :class:`UnreadableMail` (see the module contract).
+
+    ``skip_body``: asked with the mail read from its headers alone (no text yet); when it
+    answers yes the body is not read at all — no decoding, no HTML → text, no quote
+    stripping — and the mail comes back with ``body_read`` False and empty ``text``,
+    ``own_text`` and ``attachments``. The pipeline uses it for mail it will only record
+    as ignored (spam, bulk: ``mail.screening``), which is most of a real mailbox."""
     if max_bytes is not None and len(raw) > max_bytes:
         raise UnreadableMail(f"mail is {len(raw)} bytes, over the limit of {max_bytes}")
     if not raw.strip():
@@ -190,11 +238,10 @@ def parse_mail(raw: bytes, *, max_bytes: int | None = None) -> ParsedMail:
     if b":" not in head.split(b"\n\n", 1)[0] and b":" not in head.split(b"\r\n\r\n", 1)[0]:
         raise UnreadableMail("no header lines: this is not a mail")
     try:
-        msg = _PARSER.parsebytes(raw)
+        msg, whole_text = _parse_head(raw)
     except Exception as exc:  # the parser is lenient; this is truly broken input
         raise UnreadableMail(f"MIME parser failed: {type(exc).__name__}: {exc}") from exc
-    assert isinstance(msg, EmailMessage)
-    defects: list[str] = [type(d).__name__ for d in msg.defects]
+    defects: list[str] = []  # the sender's, the body's
     found: dict[str, str] = {}
     for name, value in msg.raw_items():
         key = name.lower()
@@ -213,38 +260,55 @@ def parse_mail(raw: bytes, *, max_bytes: int | None = None) -> ParsedMail:
     message_id = found_ids[0] if found_ids else (
         "<" + hashlib.sha256(raw).hexdigest()[:32] + "@synthesized.tickethub.invalid>")
     from_name, from_addr = _sender(header("from"), defects)
-    text, html_only, attachments = _body(msg, defects, found)
     date = None
+    date_defects: list[str] = []
     raw_date = header("date")
     if raw_date:
         try:
             date = parsedate_to_datetime(raw_date[:200])
         except Exception:  # TypeError, ValueError, OverflowError (year 9999999999), ...
-            defects.append("InvalidDate")
+            date_defects.append("InvalidDate")
     headers = {name: value for name in _KEPT_HEADERS if (value := header(name))}
     in_reply_to = message_ids(header("in-reply-to"))
     references = message_ids(header("references"))
     subject = printable(" ".join(subject.split()))
-    is_reply = bool(in_reply_to or references) or is_reply_subject(subject)
-    return ParsedMail(
+    mail = ParsedMail(
         message_id=message_id,
         subject=subject,
         from_addr=from_addr.strip().lower(),
         from_name=printable(from_name.strip()),
-        text=text,
-        own_text=own_text(text, reply=is_reply),
+        text="",
+        own_text="",
         in_reply_to=in_reply_to,
         references=references,
         to_header=header("to"),
         cc_header=header("cc"),
         date=date,
-        html_only=html_only,
-        attachments=tuple(attachments),
         headers=headers,
-        defects=tuple(dict.fromkeys(defects)),
+        defects=tuple(dict.fromkeys(_defects(msg) + defects + date_defects)),
         size=len(raw),
         message_id_synthesized=synthesized,
+        body_read=False,
     )
+    if skip_body is not None and skip_body(mail):
+        return mail  # a multipart mail's parts are not even parsed
+    if whole_text is not None:
+        try:
+            msg = _parse_whole(whole_text)
+        except Exception as exc:  # the parser is lenient; this is truly broken input
+            raise UnreadableMail(
+                f"MIME parser failed: {type(exc).__name__}: {exc}") from exc
+    parsed_defects = _defects(msg)  # before decoding adds its own to the message
+    text, html_only, attachments = _body(msg, defects, found)
+    is_reply = bool(in_reply_to or references) or is_reply_subject(subject)
+    return replace(
+        mail, text=text, own_text=own_text(text, reply=is_reply), html_only=html_only,
+        attachments=tuple(attachments),
+        defects=tuple(dict.fromkeys(parsed_defects + defects + date_defects)), body_read=True)
+
+
+def _defects(msg: EmailMessage) -> list[str]:
+    return [type(d).__name__ for d in msg.defects]
 
 
 def _addresses(value: str) -> tuple[str, ...]:

@@ -18,11 +18,13 @@ import logging
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from functools import partial
 from itertools import islice
 
 from tickethub.mail.parse import ParsedMail, UnreadableMail, parse_mail
+from tickethub.mail.screening import is_screened
 from tickethub.mail.sources import RawMail
 
 log = logging.getLogger(__name__)
@@ -49,34 +51,41 @@ def workers_for(count: int | None) -> int:
     return min(cores, 4)
 
 
-def parse_one(raw: bytes, max_bytes: int) -> Parsed:
-    """Parse ``raw`` as the pipeline does, the failure as an :class:`UnreadableMail`."""
+def parse_one(raw: bytes, max_bytes: int, ignore: frozenset[str] = frozenset()) -> Parsed:
+    """Parse ``raw`` as the pipeline does, the failure as an :class:`UnreadableMail`;
+    mail of a kind in ``ignore`` (``mail.screening``) without its body, as the pipeline
+    only records it."""
     try:
-        return parse_mail(raw, max_bytes=max_bytes)
+        return parse_mail(raw, max_bytes=max_bytes,
+                          skip_body=partial(is_screened, ignore=ignore) if ignore else None)
     except UnreadableMail as exc:
         return UnreadableMail(exc.reason)
     except Exception as exc:  # a parser bug: the reason the pipeline would give
         return UnreadableMail(f"parser crashed: {type(exc).__name__}: {str(exc)[:500]}")
 
 
-def parse_chunk(raws: list[bytes], max_bytes: int) -> list[Parsed]:
-    return [parse_one(raw, max_bytes) for raw in raws]
+def parse_chunk(raws: list[bytes], max_bytes: int,
+                ignore: frozenset[str] = frozenset()) -> list[Parsed]:
+    return [parse_one(raw, max_bytes, ignore) for raw in raws]
 
 
 def parsed_ahead(mails: Iterable[RawMail], *, max_bytes: int, workers: int,
-                 chunk: int = CHUNK) -> Iterator[tuple[RawMail, Parsed]]:
-    """See the module contract. ``workers`` 0 parses in this process."""
+                 chunk: int = CHUNK, ignore: Collection[str] = ()
+                 ) -> Iterator[tuple[RawMail, Parsed]]:
+    """See the module contract. ``workers`` 0 parses in this process. ``ignore``: the
+    pipeline's screening kinds (its ``ignore``); such mail comes without its body."""
+    kinds = frozenset(ignore)
     source = iter(mails)
     if workers <= 0:
         for mail in source:
-            yield mail, parse_one(mail.raw, max_bytes)
+            yield mail, parse_one(mail.raw, max_bytes, kinds)
         return
     try:
         # spawn, not fork: the hub's threads and connections stay out of the workers.
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
     except (OSError, ValueError) as exc:
         log.warning("no parse workers (%s); parsing in this process", exc)
-        yield from parsed_ahead(source, max_bytes=max_bytes, workers=0)
+        yield from parsed_ahead(source, max_bytes=max_bytes, workers=0, ignore=kinds)
         return
     pending: deque[tuple[list[RawMail], Future[list[Parsed]]]] = deque()
     try:
@@ -86,7 +95,7 @@ def parsed_ahead(mails: Iterable[RawMail], *, max_bytes: int, workers: int,
                 if not batch:
                     break
                 pending.append((batch, pool.submit(
-                    parse_chunk, [m.raw for m in batch], max_bytes)))
+                    parse_chunk, [m.raw for m in batch], max_bytes, kinds)))
             if not pending:
                 return
             batch, future = pending.popleft()
@@ -97,8 +106,8 @@ def parsed_ahead(mails: Iterable[RawMail], *, max_bytes: int, workers: int,
                 rest = [m for b, _ in pending for m in b]
                 pending.clear()
                 for mail in (*batch, *rest):
-                    yield mail, parse_one(mail.raw, max_bytes)
-                yield from parsed_ahead(source, max_bytes=max_bytes, workers=0)
+                    yield mail, parse_one(mail.raw, max_bytes, kinds)
+                yield from parsed_ahead(source, max_bytes=max_bytes, workers=0, ignore=kinds)
                 return
             yield from zip(batch, results, strict=True)
     finally:

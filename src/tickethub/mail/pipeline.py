@@ -16,12 +16,13 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from functools import partial
 
 from tickethub.mail.apply import Applied, OperationApplier
 from tickethub.mail.extractors.base import ExtractionFailed, Extractor, IssueView, MailContext
 from tickethub.mail.operations import Operation, rejection
 from tickethub.mail.parse import ParsedMail, UnreadableMail, parse_mail
-from tickethub.mail.screening import screened
+from tickethub.mail.screening import is_screened, screened
 from tickethub.mail.threads import base_subject, is_reply_subject
 from tickethub.services.mail_state import MailRecord, MailState
 from tickethub.services.ports import Clock
@@ -97,10 +98,13 @@ class MailPipeline:
         self.summary.counts[outcome] += 1
         return outcome
 
-    async def _parse(self, raw: bytes) -> ParsedMail:
+    async def _parse(self, raw: bytes, *, whole: bool = False) -> ParsedMail:
+        """The mail; without its body when it is to be ignored (unless ``whole``)."""
+        skip = None if whole or not self.ignore else partial(is_screened, ignore=self.ignore)
         if len(raw) > self.offload_bytes:
-            return await asyncio.to_thread(parse_mail, raw, max_bytes=self.max_bytes)
-        return parse_mail(raw, max_bytes=self.max_bytes)
+            return await asyncio.to_thread(parse_mail, raw, max_bytes=self.max_bytes,
+                                           skip_body=skip)
+        return parse_mail(raw, max_bytes=self.max_bytes, skip_body=skip)
 
     async def _process(self, mailbox: str, source_key: str, raw: bytes,
                        parsed: ParsedMail | BaseException | None = None) -> str:
@@ -120,6 +124,8 @@ class MailPipeline:
             self._record(mail, mailbox, mail.message_id, None, (), (),
                          ({"op": "ignore", "reason": kind},))
             return "ignored"
+        if not mail.body_read:  # parsed for another screening than this pipeline's
+            mail = await self._parse(raw, whole=True)
         try:
             is_reply = self.reply_handler is not None and self.reply_handler(mail)
         except Exception as exc:

@@ -108,10 +108,13 @@ def _strip_lines(text: str) -> str:
     in_header = False
     for i, line in enumerate(lines):
         stripped = line.rstrip()
-        first = stripped[:1]
         if in_header:  # the From:/Sent:/Subject: block of a quote put above the reply
             in_header = bool(stripped.strip())
             continue
+        if not stripped:  # a blank line: none of the marks below
+            kept.append(stripped)
+            continue
+        first = stripped[0]
         if first in "-_" and _ORIGINAL.match(stripped) and not any(k.strip() for k in kept):
             in_header = True  # the original comes first, the author's text after it
             continue
@@ -140,9 +143,15 @@ def _strip_lines(text: str) -> str:
 
 
 _WROTE_ENDINGS = ("wrote", "writes", "said", "mentioned", "schrieb", "écrit", "escribió")
+_WROTE_LAST = frozenset(":\uff1aBDESTbdestÓó")
+"""Every character whose lower case ends a ``_maybe_wrote`` ending (":", U+FF1A, or the last
+letter of a verb above): a line ending in anything else is no "... wrote:" line."""
 
 
 def _maybe_wrote(line: str) -> bool:
     """A cheap screen before the ``_WROTE`` regex: such lines end with a colon or verb."""
-    tail = line.rstrip()[-12:].lower()
+    line = line.rstrip()
+    if line[-1:] not in _WROTE_LAST and "写道" not in line[-12:]:
+        return False  # most lines: the last character rules out every ending below
+    tail = line[-12:].lower()
     return tail.endswith((":", "\uff1a")) or "写道" in tail or tail.endswith(_WROTE_ENDINGS)

@@ -44,3 +44,9 @@ def screened(mail: ParsedMail, ignore: Collection[str]) -> str | None:
     if "bulk" in ignore and is_bulk(mail):
         return "bulk"
     return None
+
+
+def is_screened(mail: ParsedMail, ignore: Collection[str]) -> bool:
+    """Whether :func:`screened` ignores ``mail`` (reads its headers only: it can be asked
+    before the body is read, ``parse_mail``'s ``skip_body``)."""
+    return screened(mail, ignore) is not None

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from contextlib import AbstractContextManager
+from functools import partial
+from typing import Any
 
 from tickethub.channels.email.channel import EmailChannel
 from tickethub.channels.email.replies import ReplyReader
@@ -44,9 +47,17 @@ async def follow_mailbox(runtime: Host) -> None:
     assert settings.imap_url is not None and settings.imap_password is not None
     pipeline = make_pipeline(runtime, make_extractor(settings.mail_extractor, runtime),
                              reply_handler=ReplyReader.from_runtime(runtime).handle)
+    # Each fetched chunk is processed in a worker thread, in one transaction with its
+    # cursor (the writes of mail ingest's bulk runs, not one transaction per write), so
+    # the hub's event loop stays free; the rules and learned extractors only (the llm
+    # extractor's client belongs to the hub's loop: it goes mail by mail on the loop).
+    store = runtime.store
+    chunked = hasattr(store, "batch") and pipeline.extractor.name in ("rules", "learned")
     box = ImapMailbox(ImapURL.parse(settings.imap_url),
-                      settings.imap_password.get_secret_value(), SqlMailState(runtime.store),
-                      runtime.clock, batch=settings.imap_batch)
+                      settings.imap_password.get_secret_value(), SqlMailState(store),
+                      runtime.clock, batch=settings.imap_batch,
+                      write_batch=partial(_chunk_transaction, store) if chunked else None,
+                      in_thread=chunked)
 
     async def process(raw: RawMail) -> str:
         return await pipeline.process(box.name, raw.key, raw.raw)
@@ -64,6 +75,15 @@ async def follow_mailbox(runtime: Host) -> None:
     finally:
         stop.set()  # lets a thread waiting in IDLE return within a second
         box.close()
+
+
+def _chunk_transaction(store: Any) -> AbstractContextManager[None]:
+    """One transaction for a chunk of mail and its cursor, in the worker thread that
+    processes it. The ticket writes join it: they run on the chunk's own event loop, where
+    ``GroupCommit.submit_blocking`` commits in the calling thread instead of queueing on
+    the hub's group commit (whose drain would wait on this very transaction)."""
+    batch: AbstractContextManager[None] = store.batch()
+    return batch
 
 
 def _enabled(settings: Settings) -> bool:
