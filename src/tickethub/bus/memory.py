@@ -113,13 +113,15 @@ class InProcessBus:
                   committed: float | None = None) -> None:
         states: dict[int, Ticket | None] = dict.fromkeys(touched)
         states.update((ticket.id, ticket) for ticket in tickets)
-        self._wake(seq, states, states_changed=bool(tickets), committed=committed)
+        self._wake(seq, states, states_changed=any(_has_deadline(t) for t in tickets),
+                   committed=committed)
 
     def _wake(self, seq: int, states: dict[int, Ticket | None], *,
               states_changed: bool = True, committed: float | None = None) -> None:
         """Resolve the waiters of each ticket with its new state (``None``: read it back)
-        and set every log signal; the state signals too unless only messages were added
-        (``states_changed`` false). Runs on the bound event loop."""
+        and set every log signal; the state signals too unless no new state can bring a
+        deadline closer (``states_changed`` false: only messages were added, or no
+        ticket written has a deadline). Runs on the bound event loop."""
         self.last_seq = max(self.last_seq, seq)
         seqs = self._ticket_seqs
         for ticket_id, state in states.items():
@@ -165,10 +167,16 @@ class InProcessBus:
         return _registered(self._log_signals, set_now=self.closing)
 
     def state_signal(self) -> AbstractContextManager[LogSignal]:
-        """Set when a ticket's own state may have changed (new, moved, deadline set):
-        not when only a message was added to it. For those who care about ticket fields
-        (deadlines), not about conversation."""
+        """Set when a change may bring a deadline closer: a ticket written with a
+        ``due_at`` or a deferral end (``next_attention_at``), or a change whose state is
+        not known here (another process's, a re-check). Not when only messages were
+        added, nor for tickets without deadlines (an answer to one): a burst of those
+        costs the deadline loop no reads."""
         return _registered(self._state_signals, set_now=self.closing)
+
+
+def _has_deadline(ticket: Ticket) -> bool:
+    return ticket.due_at is not None or ticket.next_attention_at is not None
 
 
 @contextmanager

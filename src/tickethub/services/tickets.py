@@ -259,8 +259,8 @@ class TicketService:
                 self._recheck(checked, data, ticket, "data")
             else:
                 self._require_no_schema(ticket)
-            moved = ticket.moved_to(Status.ANSWERED, now)
-            return replace(moved, answer=Answer(text, data, actor.name, via, now))
+            return ticket.moved_to(Status.ANSWERED, now,
+                                   answer=Answer(text, data, actor.name, via, now))
 
         return self._resolution(actor, ticket_id, apply, via, Decision.ANSWERED,
                                 expected_version)
@@ -332,8 +332,8 @@ class TicketService:
 
         def apply(ticket: Ticket, now: datetime) -> Ticket:
             require_not_own_approval(actor, ticket.created_by)
-            moved = ticket.moved_to(Status.DENIED, now)
-            return replace(moved, answer=Answer(reason, None, actor.name, via, now))
+            return ticket.moved_to(Status.DENIED, now,
+                                   answer=Answer(reason, None, actor.name, via, now))
 
         return self._resolution(actor, ticket_id, apply, via, Decision.DENIED,
                                 expected_version)

@@ -161,6 +161,27 @@ def _update_statement(columns: tuple[str, ...]) -> Any:
     return statement
 
 
+# ``update_many``'s one ``UPDATE ... WHERE id IN (...)`` for tickets that all get the
+# same values, built once per set of columns like ``_update_statement`` (a batch of a
+# few answers built and cache-keyed a fresh one, as costly as running it). Parameters:
+# the column names prefixed ``v_``, and ``ids``.
+_UPDATE_ALL_STATEMENTS: dict[tuple[str, ...], Any] = {}
+
+
+def _update_all_statement(columns: tuple[str, ...]) -> Any:
+    statement = _UPDATE_ALL_STATEMENTS.get(columns)
+    if statement is None:
+        statement = (
+            update(tickets)
+            .where(tickets.c.id.in_(bindparam("ids", expanding=True)))
+            .values({**{name: bindparam(f"v_{name}", type_=tickets.c[name].type)
+                        for name in columns},
+                     "version": tickets.c.version + 1})
+        )
+        _UPDATE_ALL_STATEMENTS[columns] = statement
+    return statement
+
+
 def _ref_rows(ticket_id: int, refs: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """One lookup row per scalar ref value (lists give one row per item)."""
     for name, value in refs.items():
@@ -317,10 +338,9 @@ class SqlTicketRepository:
         common = _common_values(pairs, all_values, ordered)
         if common is not None:  # e.g. a deadline round: the same change of every ticket
             updated = self._c.execute(
-                update(tickets)
-                .where(tickets.c.id.in_(bindparam("ids", expanding=True)))
-                .values(**common, version=tickets.c.version + 1),
-                {"ids": [ticket.id for _, ticket in pairs]}).rowcount
+                _update_all_statement(tuple(common)),
+                {"ids": [ticket.id for _, ticket in pairs],
+                 **{f"v_{name}": value for name, value in common.items()}}).rowcount
         else:
             rows = [{**{c: values[c] for c in ordered}, WHERE + "id": ticket.id,
                      WHERE + "version": before.version}
