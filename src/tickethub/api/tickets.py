@@ -44,7 +44,7 @@ from tickethub.api.schemas import (
 from tickethub.api.wire_types import Id, Seq, Text
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Kind, Status
-from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
+from tickethub.domain.tickets import Moved, Ticket, TicketDraft, TicketQuery, state_after
 from tickethub.errors import ValidationFailed
 from tickethub.ops.series import parked
 from tickethub.services.doors import TicketsDoor
@@ -334,7 +334,7 @@ async def wait(
     return await wait_for_resolution(hub, me, ticket_id, timeout)
 
 
-def _resolve_empty(signal: asyncio.Future[Ticket | None]) -> None:
+def _resolve_empty(signal: asyncio.Future[Ticket | Moved | None]) -> None:
     if not signal.done():
         signal.set_result(None)
 
@@ -357,7 +357,7 @@ async def wait_for_resolution(hub: TicketsDoor, me: Actor, ticket_id: int, timeo
                 # than ``asyncio.wait_for`` (no second future) for thousands of waiters.
                 timer = loop.call_later(remaining, _resolve_empty, changed)
                 try:
-                    fresh = await changed
+                    fresh = state_after(await changed, ticket)
                 finally:
                     timer.cancel()
                 if fresh is not None and not fresh.waiting:

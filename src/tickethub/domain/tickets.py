@@ -82,6 +82,48 @@ class Ticket:
         return replace(self, updated_at=at, version=self.version + 1, **fields)
 
 
+@dataclass(frozen=True, slots=True)
+class Overdue:
+    """A ticket past its ``due_at`` as it was stored before it expired: what the expiry
+    needs for its event and its wakeup, without reading the whole ticket."""
+
+    id: int
+    path: str
+    kind: Kind
+    status: Status
+    due_at: datetime
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """A ticket's change of status and of nothing else: to ``status`` at ``at``, its
+    version from ``version - 1`` to ``version`` (a deadline's expiry). Handed to the
+    ticket's waiters instead of the whole new state: a waiter that holds the ticket at
+    the version before gets the new state with ``applied_to``, without a read (the
+    version says nothing else changed in between)."""
+
+    id: int
+    status: Status
+    at: datetime
+    version: int
+
+    def applied_to(self, known: Ticket) -> Ticket | None:
+        """``known`` after this change; ``None`` when ``known`` is not the state just
+        before it (read the ticket back)."""
+        if known.id != self.id or known.version != self.version - 1:
+            return None
+        return replace(known, status=self.status, updated_at=self.at, version=self.version)
+
+
+def state_after(change: Ticket | Moved | None, known: Ticket) -> Ticket | None:
+    """What a ticket's waiter was woken with, as a whole state: the new ``Ticket``,
+    ``known`` with a ``Moved`` applied, or ``None`` (read the ticket back)."""
+    if isinstance(change, Moved):
+        return change.applied_to(known)
+    return change
+
+
 def normalize_labels(labels: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """Labels are trimmed, lower-cased, unique and sorted, so filters match predictably."""
     return tuple(sorted({label.strip().lower() for label in labels if label.strip()}))
