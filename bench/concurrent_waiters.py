@@ -131,6 +131,18 @@ def _processes(hub: HubProcess) -> list[int]:
     return [hub.pid, *hub.worker_pids()]
 
 
+def _runnable(hub: HubProcess) -> bool:
+    """Whether a thread of the hub is running or waiting for a CPU now (state ``R``)."""
+    for pid in _processes(hub):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                if (task / "stat").read_text().rsplit(")", 1)[1].split()[0] == "R":
+                    return True
+            except OSError:
+                continue  # the thread ended
+    return False
+
+
 def _rss(hub: HubProcess) -> int:
     """Resident memory of the hub, summed over its processes, in bytes."""
     total = 0
@@ -176,10 +188,15 @@ class Waiters:
             raise RuntimeError(f"not all {len(self.ids)} waiters parked in {PARK_LIMIT} s")
         # A waiter counts as parked once registered, before it reads its ticket; wait for
         # the server to finish those reads, so the timed round does not pay for them.
+        # On a loaded machine a starved server uses little CPU while it still has reads
+        # to do: settled also means none of its threads was runnable all window long.
         while time.perf_counter() - started < PARK_LIMIT:
             cpu = self.hub.cpu_seconds()
-            await asyncio.sleep(SETTLE_WINDOW)
-            if self.hub.cpu_seconds() - cpu < SETTLE_WINDOW * SETTLED_CPU:
+            runnable = False
+            for _ in range(10):
+                await asyncio.sleep(SETTLE_WINDOW / 10)
+                runnable = runnable or _runnable(self.hub)
+            if not runnable and self.hub.cpu_seconds() - cpu < SETTLE_WINDOW * SETTLED_CPU:
                 return time.perf_counter() - started
         raise RuntimeError(f"the server did not settle after parking in {PARK_LIMIT} s")
 
@@ -261,6 +278,9 @@ async def _deadline_burst(hub: HubProcess, count: int, lead: float) -> dict[str,
     due_wall = time.time() + lead
     due_perf = time.perf_counter() + lead
     due_at = datetime.fromtimestamp(due_wall, UTC).isoformat()
+    # For a profiler to attach in time (py-spy record --pid ... at due_at).
+    print(f"   shared due_at {due_wall:.3f} (unix time); hub pids "
+          f"{' '.join(str(p) for p in _processes(hub))}", flush=True)
     asked_at = time.perf_counter()
     ids = await _ask_all(hub, count, {"due_at": due_at})
     ask_seconds = time.perf_counter() - asked_at
