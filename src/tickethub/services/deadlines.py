@@ -56,14 +56,18 @@ class DeadlineService:
         changed: builtins.list[Ticket | Moved] = []
         new_events: builtins.list[NewEvent] = []
         expired = Status.EXPIRED
+        due_texts: dict[datetime, str] = {}  # a shared deadline is formatted once
         with self._store.write() as uow:
             for was in uow.tickets.expire_overdue(now, limit):
                 changed.append(Moved(was.id, expired, now, was.version + 1))
-                outcome = _DENIED if was.kind is Kind.APPROVAL else _EXPIRED
+                due = due_texts.get(was.due_at)
+                if due is None:
+                    due = due_texts[was.due_at] = was.due_at.isoformat()
                 new_events.append(NewEvent(
                     EventType.TICKET_EXPIRED, was.id, was.path, SYSTEM.name,
-                    {"from": was.status.value, "to": _EXPIRED, "outcome": outcome,
-                     "due_at": was.due_at.isoformat()}))
+                    {"from": was.status.value, "to": _EXPIRED,
+                     "outcome": _DENIED if was.kind is Kind.APPROVAL else _EXPIRED,
+                     "due_at": due}))
             reopened: builtins.list[tuple[Ticket, int]] = []
             for ticket in uow.tickets.defer_elapsed(now, limit - len(changed),
                                                     for_update=True):
