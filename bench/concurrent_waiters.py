@@ -306,7 +306,9 @@ async def _deadline_burst(hub: HubProcess, count: int, lead: float) -> dict[str,
 
 
 def _lead(ask_seconds: float, park_seconds: float) -> float:
-    return ask_seconds * 1.5 + 2 + park_seconds * 1.5 + 5
+    """Seconds from asking to the shared ``due_at``: room to ask and park everyone, but
+    not so much that the first parked long-polls time out (60 s) and poll again."""
+    return min(ask_seconds * 1.5 + 2 + park_seconds * 1.5 + 5, ask_seconds * 1.2 + 50)
 
 
 @contextmanager
@@ -332,7 +334,7 @@ async def _deadline_turns(args: argparse.Namespace, count: int
     if args.against:
         sides = [("against", str(Path(args.against).resolve())), *sides]
     rounds: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in sides}
-    lead = count * 0.012 + 20.0  # until a turn measured it
+    lead = count * 0.01 + 20.0  # until a turn measured it
     for turn in range(args.turns):
         for label, src in sides:
             with _hub(args, src) as hub:
