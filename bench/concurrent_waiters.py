@@ -272,9 +272,15 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
             "per_wake": per_wake, "repolls": waiters.repolls}
 
 
-async def _deadline_burst(hub: HubProcess, count: int, lead: float) -> dict[str, Any]:
+async def _deadline_burst(hub: HubProcess, count: int, lead: float | None
+                          ) -> dict[str, Any]:
     """Tickets sharing one ``due_at`` ``lead`` seconds from now (time to ask them all
-    and park their waiters before it)."""
+    and park their waiters before it; ``None``: estimated from 200 asks first)."""
+    if lead is None:
+        probe = time.perf_counter()
+        await _ask_all(hub, 200)
+        ask_estimate = (time.perf_counter() - probe) * count / 200
+        lead = _lead(ask_estimate, ask_estimate * 1.5)
     due_wall = time.time() + lead
     due_perf = time.perf_counter() + lead
     due_at = datetime.fromtimestamp(due_wall, UTC).isoformat()
@@ -334,7 +340,7 @@ async def _deadline_turns(args: argparse.Namespace, count: int
     if args.against:
         sides = [("against", str(Path(args.against).resolve())), *sides]
     rounds: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in sides}
-    lead = count * 0.01 + 20.0  # until a turn measured it
+    lead: float | None = None  # until a turn measured it
     for turn in range(args.turns):
         for label, src in sides:
             with _hub(args, src) as hub:
@@ -343,7 +349,8 @@ async def _deadline_turns(args: argparse.Namespace, count: int
             rounds[label].append(d)
             print(f"   turn {turn + 1} {label}: due -> first {d['first'] * 1000:.0f} ms, "
                   f"all {d['last'] * 1000:.0f} ms; server CPU {d['cpu']:.2f} s; "
-                  f"RSS {d['parked_rss_mb']:.0f} MB; load {d['load']:.1f}", flush=True)
+                  f"RSS {d['parked_rss_mb']:.0f} MB; load {d['load']:.1f}; "
+                  f"{d['repolls']} long-polls repeated", flush=True)
     rows = []
     anchor = rounds["against"] if args.against else None
     where = (f"{args.workers} processes on PostgreSQL" if args.workers > 1
