@@ -77,6 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             "code in SRC (a checkout's src folder), the anchor.")
     group.add_argument("--workers", type=int, default=1,
                        help="hub processes (serve --workers; needs PostgreSQL) [1].")
+    group.add_argument("--against-workers", type=int, metavar="N",
+                       help="with --deadline-only: alternate turns with a hub of N "
+                            "processes (N > 1: on PostgreSQL), the anchor.")
     group.add_argument("--pg-url", help="PostgreSQL server for the hub [$SQLALCHEMY_URL "
                                         "when --workers > 1; else SQLite].")
 
@@ -318,16 +321,18 @@ def _lead(ask_seconds: float, park_seconds: float) -> float:
 
 
 @contextmanager
-def _hub(args: argparse.Namespace, src: str | None = None) -> Iterator[HubProcess]:
+def _hub(args: argparse.Namespace, src: str | None = None, workers: int | None = None
+         ) -> Iterator[HubProcess]:
     """A fresh hub as the flags say (SQLite, or PostgreSQL with ``--workers``), running
-    the code in ``src`` if given."""
+    the code in ``src`` if given, with ``workers`` processes (else ``--workers``)."""
     env = {"PYTHONPATH": src} if src else None
-    pg = args.pg_url or (os.environ.get("SQLALCHEMY_URL") if args.workers > 1 else None)
-    if args.workers > 1 and not pg:
+    workers = workers or args.workers
+    pg = args.pg_url or (os.environ.get("SQLALCHEMY_URL") if workers > 1 else None)
+    if workers > 1 and not pg:
         raise RuntimeError("--workers needs PostgreSQL: --pg-url or SQLALCHEMY_URL")
     if pg:
         with fresh_database(pg) as url, HubProcess(env=env, database_url=url,
-                                              workers=args.workers) as hub:
+                                                   workers=workers) as hub:
             yield hub
     else:
         with HubProcess(env=env) as hub:
@@ -336,14 +341,16 @@ def _hub(args: argparse.Namespace, src: str | None = None) -> Iterator[HubProces
 
 async def _deadline_turns(args: argparse.Namespace, count: int
                           ) -> tuple[list[Row], dict[str, Any]]:
-    sides = [("this code", None)]
+    sides: list[tuple[str, str | None, int | None]] = [("this code", None, None)]
     if args.against:
-        sides = [("against", str(Path(args.against).resolve())), *sides]
-    rounds: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in sides}
+        sides = [("against", str(Path(args.against).resolve()), None), *sides]
+    elif args.against_workers:
+        sides = [("against", None, args.against_workers), *sides]
+    rounds: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in sides}
     lead: float | None = None  # until a turn measured it
     for turn in range(args.turns):
-        for label, src in sides:
-            with _hub(args, src) as hub:
+        for label, src, workers in sides:
+            with _hub(args, src, workers) as hub:
                 d = await _deadline_burst(hub, count, lead)
             lead = _lead(d["ask_seconds"], d["park_seconds"])
             rounds[label].append(d)
@@ -352,7 +359,7 @@ async def _deadline_turns(args: argparse.Namespace, count: int
                   f"RSS {d['parked_rss_mb']:.0f} MB; load {d['load']:.1f}; "
                   f"{d['repolls']} long-polls repeated", flush=True)
     rows = []
-    anchor = rounds["against"] if args.against else None
+    anchor = rounds.get("against")
     where = (f"{args.workers} processes on PostgreSQL" if args.workers > 1
              else "PostgreSQL" if args.pg_url else "SQLite")
 
@@ -376,7 +383,7 @@ async def _deadline_turns(args: argparse.Namespace, count: int
     rows.append(Row(NAME, f"server RSS, {count:,} parked",
                     max(d["parked_rss_mb"] for d in mine), "MB", Goal("<=", 600)))
     return rows, {"waiters": count, "workers": args.workers, "where": where,
-                  "against": args.against, "rounds": rounds}
+                  "against": args.against or args.against_workers, "rounds": rounds}
 
 
 async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
