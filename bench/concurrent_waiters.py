@@ -347,12 +347,12 @@ async def _deadline_turns(args: argparse.Namespace, count: int
     elif args.against_workers:
         sides = [("against", None, args.against_workers), *sides]
     rounds: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in sides}
-    lead: float | None = None  # until a turn measured it
+    leads: dict[str, float] = {}  # each side's, once a turn measured it
     for turn in range(args.turns):
         for label, src, workers in sides:
             with _hub(args, src, workers) as hub:
-                d = await _deadline_burst(hub, count, lead)
-            lead = _lead(d["ask_seconds"], d["park_seconds"])
+                d = await _deadline_burst(hub, count, leads.get(label))
+            leads[label] = _lead(d["ask_seconds"], d["park_seconds"])
             rounds[label].append(d)
             print(f"   turn {turn + 1} {label}: due -> first {d['first'] * 1000:.0f} ms, "
                   f"all {d['last'] * 1000:.0f} ms; server CPU {d['cpu']:.2f} s; "
