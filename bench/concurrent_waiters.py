@@ -283,7 +283,7 @@ async def _deadline_burst(hub: HubProcess, count: int, lead: float | None
         probe = time.perf_counter()
         await _ask_all(hub, 200)
         ask_estimate = (time.perf_counter() - probe) * count / 200
-        lead = _lead(ask_estimate, ask_estimate * 1.5)
+        lead = _lead(ask_estimate, ask_estimate * 3 + 10)
     due_wall = time.time() + lead
     due_perf = time.perf_counter() + lead
     due_at = datetime.fromtimestamp(due_wall, UTC).isoformat()
