@@ -19,6 +19,15 @@ once itself: a fresh set of tickets shares one ``due_at``, their waiters park, a
 deadline loop expires them (in batches of one transaction each) and wakes everyone;
 reported is the time from ``due_at`` to the last waiter woken.
 
+``--deadline-only`` runs just that round, ``--turns`` times, on a fresh hub each turn;
+with ``--against SRC`` (another checkout's ``src`` folder, e.g. the code before a change)
+the turns alternate between a hub running that code and one running this checkout's,
+and the rows compare them (medians; the anchor is the other code). ``--workers N`` with
+``--pg-url`` (or ``SQLALCHEMY_URL``) runs ``serve --workers N`` on a fresh PostgreSQL
+database: the waiters spread over the processes, each expires what it claims (``SKIP
+LOCKED``) and wakes the others' waiters through LISTEN/NOTIFY; memory and CPU are
+summed over the processes.
+
 The time anchor is HumanLayer's 3 s poll interval: a polling client learns of an answer
 up to one interval later, even if the server kept up with 5,000 pollers.
 """
@@ -29,12 +38,16 @@ import argparse
 import asyncio
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from bench.hub import HubProcess, raise_open_files_limit
+from bench.multi_process import fresh_database
 from bench.rawhttp import Connection
 from bench.report import Goal, Row, percentile
 from bench.runner import main, size
@@ -55,6 +68,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="parallel answer connections in the burst [8].")
     group.add_argument("--no-deadline-burst", dest="deadline_burst", action="store_false",
                        help="skip the round where one shared deadline resolves them all.")
+    group.add_argument("--deadline-only", action="store_true",
+                       help="only the shared-deadline round, --turns times.")
+    group.add_argument("--turns", type=int, default=3,
+                       help="deadline rounds with --deadline-only, each on a fresh hub [3].")
+    group.add_argument("--against", metavar="SRC",
+                       help="with --deadline-only: alternate turns with a hub running the "
+                            "code in SRC (a checkout's src folder), the anchor.")
+    group.add_argument("--workers", type=int, default=1,
+                       help="hub processes (serve --workers; needs PostgreSQL) [1].")
+    group.add_argument("--against-workers", type=int, metavar="N",
+                       help="with --deadline-only: alternate turns with a hub of N "
+                            "processes (N > 1: on PostgreSQL), the anchor.")
+    group.add_argument("--pg-url", help="PostgreSQL server for the hub [$SQLALCHEMY_URL "
+                                        "when --workers > 1; else SQLite].")
 
 
 async def _in_parallel(conns: list[Connection], jobs: list[Any], one: Any) -> list[Any]:
@@ -89,6 +116,46 @@ async def _ask_all(hub: HubProcess, count: int, extra: dict[str, Any] | None = N
         await asyncio.gather(*(c.close() for c in conns))
 
 
+async def _parked(hub: HubProcess) -> int:
+    """Waiters parked in all the hub's processes (``/healthz`` counts those of the
+    process answering; new connections until every process answered)."""
+    processes = max(1, len(hub.worker_pids()))
+    counts: dict[int, int] = {}
+    for _ in range(50 * processes):
+        async with httpx.AsyncClient(base_url=hub.url, timeout=120) as client:
+            health = (await client.get("/healthz")).json()
+        counts[health["pid"]] = health["waiters"]
+        if len(counts) >= processes:
+            break
+    return sum(counts.values())
+
+
+def _processes(hub: HubProcess) -> list[int]:
+    return [hub.pid, *hub.worker_pids()]
+
+
+def _runnable(hub: HubProcess) -> bool:
+    """Whether a thread of the hub is running or waiting for a CPU now (state ``R``)."""
+    for pid in _processes(hub):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                if (task / "stat").read_text().rsplit(")", 1)[1].split()[0] == "R":
+                    return True
+            except OSError:
+                continue  # the thread ended
+    return False
+
+
+def _rss(hub: HubProcess) -> int:
+    """Resident memory of the hub, summed over its processes, in bytes."""
+    total = 0
+    for pid in _processes(hub):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) * 1024
+    return total
+
+
 class Waiters:
     """One connection per ticket, each long-polling its ticket's ``/wait``."""
 
@@ -116,19 +183,23 @@ class Waiters:
         for conn, ticket_id in zip(self._conns, self.ids, strict=True):
             conn.send("GET", f"/api/v1/tickets/{ticket_id}/wait?timeout={WAIT_TIMEOUT}")
         self._tasks = [asyncio.create_task(self._wait(i, c)) for i, c in enumerate(self._conns)]
-        async with httpx.AsyncClient(base_url=self.hub.url, timeout=120) as client:
-            while time.perf_counter() - started < PARK_LIMIT:
-                if (await client.get("/healthz")).json()["waiters"] >= len(self.ids):
-                    break
-                await asyncio.sleep(0.2)
-            else:
-                raise RuntimeError(f"not all {len(self.ids)} waiters parked in {PARK_LIMIT} s")
+        while time.perf_counter() - started < PARK_LIMIT:
+            if await _parked(self.hub) >= len(self.ids):
+                break
+            await asyncio.sleep(0.2)
+        else:
+            raise RuntimeError(f"not all {len(self.ids)} waiters parked in {PARK_LIMIT} s")
         # A waiter counts as parked once registered, before it reads its ticket; wait for
         # the server to finish those reads, so the timed round does not pay for them.
+        # On a loaded machine a starved server uses little CPU while it still has reads
+        # to do: settled also means none of its threads was runnable all window long.
         while time.perf_counter() - started < PARK_LIMIT:
             cpu = self.hub.cpu_seconds()
-            await asyncio.sleep(SETTLE_WINDOW)
-            if self.hub.cpu_seconds() - cpu < SETTLE_WINDOW * SETTLED_CPU:
+            runnable = False
+            for _ in range(10):
+                await asyncio.sleep(SETTLE_WINDOW / 10)
+                runnable = runnable or _runnable(self.hub)
+            if not runnable and self.hub.cpu_seconds() - cpu < SETTLE_WINDOW * SETTLED_CPU:
                 return time.perf_counter() - started
         raise RuntimeError(f"the server did not settle after parking in {PARK_LIMIT} s")
 
@@ -168,11 +239,11 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
     asked_at = time.perf_counter()
     ids = await _ask_all(hub, count)
     ask_seconds = time.perf_counter() - asked_at
-    asked_rss = hub.rss()
+    asked_rss = _rss(hub)
     waiters = Waiters(hub, ids)
     park_seconds = await waiters.park()
     await asyncio.sleep(1)  # let the allocator settle before reading memory
-    parked_rss = hub.rss()
+    parked_rss = _rss(hub)
     if waiters.returned:
         raise RuntimeError(f"{waiters.returned} waiters returned before any answer")
 
@@ -204,21 +275,33 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
             "per_wake": per_wake, "repolls": waiters.repolls}
 
 
-async def _deadline_burst(hub: HubProcess, count: int, ask_seconds: float,
-                          park_seconds: float) -> dict[str, Any]:
-    """Tickets sharing one ``due_at``, timed from the previous round so that all
-    waiters are parked before it."""
-    lead = ask_seconds * 1.5 + 2 + park_seconds * 1.5 + 5
+async def _deadline_burst(hub: HubProcess, count: int, lead: float | None
+                          ) -> dict[str, Any]:
+    """Tickets sharing one ``due_at`` ``lead`` seconds from now (time to ask them all
+    and park their waiters before it; ``None``: estimated from 200 asks first)."""
+    if lead is None:
+        probe = time.perf_counter()
+        await _ask_all(hub, 200)
+        ask_estimate = (time.perf_counter() - probe) * count / 200
+        lead = _lead(ask_estimate, ask_estimate * 3 + 10)
     due_wall = time.time() + lead
     due_perf = time.perf_counter() + lead
     due_at = datetime.fromtimestamp(due_wall, UTC).isoformat()
+    # For a profiler to attach in time (py-spy record --pid ... at due_at).
+    print(f"   shared due_at {due_wall:.3f} (unix time); hub pids "
+          f"{' '.join(str(p) for p in _processes(hub))}", flush=True)
+    asked_at = time.perf_counter()
     ids = await _ask_all(hub, count, {"due_at": due_at})
+    ask_seconds = time.perf_counter() - asked_at
     waiters = Waiters(hub, ids)
-    await waiters.park()
+    park_seconds = await waiters.park()
     if waiters.returned or time.perf_counter() >= due_perf:
+        await waiters.close()
         raise RuntimeError("the machine was too slow to park every waiter before the shared"
                            " deadline; rerun with fewer --waiters")
+    parked_rss = _rss(hub)
     idle_before = due_perf - time.perf_counter()
+    load = os.getloadavg()[0]
     cpu_before, client_before = hub.cpu_seconds(), time.process_time()
     last_woken = await waiters.all_woken("expired")
     cpu = hub.cpu_seconds() - cpu_before  # the round's, not closing the connections after
@@ -226,22 +309,96 @@ async def _deadline_burst(hub: HubProcess, count: int, ask_seconds: float,
     first_woken = min(waiters.woken_at)
     await waiters.close()
     return {"first": first_woken - due_perf, "last": last_woken - due_perf,
-            "cpu": cpu, "client_cpu": client_cpu,
-            "slack": idle_before,
-            "repolls": waiters.repolls}
+            "cpu": cpu, "client_cpu": client_cpu, "slack": idle_before,
+            "repolls": waiters.repolls, "parked_rss_mb": parked_rss / MB, "load": load,
+            "ask_seconds": ask_seconds, "park_seconds": park_seconds}
+
+
+def _lead(ask_seconds: float, park_seconds: float) -> float:
+    """Seconds from asking to the shared ``due_at``: room to ask and park everyone, but
+    not so much that the first parked long-polls time out (60 s) and poll again."""
+    return min(ask_seconds * 1.5 + 2 + park_seconds * 1.5 + 5, ask_seconds * 1.2 + 50)
+
+
+@contextmanager
+def _hub(args: argparse.Namespace, src: str | None = None, workers: int | None = None
+         ) -> Iterator[HubProcess]:
+    """A fresh hub as the flags say (SQLite, or PostgreSQL with ``--workers``), running
+    the code in ``src`` if given, with ``workers`` processes (else ``--workers``)."""
+    env = {"PYTHONPATH": src} if src else None
+    workers = workers or args.workers
+    pg = args.pg_url or (os.environ.get("SQLALCHEMY_URL") if workers > 1 else None)
+    if workers > 1 and not pg:
+        raise RuntimeError("--workers needs PostgreSQL: --pg-url or SQLALCHEMY_URL")
+    if pg:
+        with fresh_database(pg) as url, HubProcess(env=env, database_url=url,
+                                                   workers=workers) as hub:
+            yield hub
+    else:
+        with HubProcess(env=env) as hub:
+            yield hub
+
+
+async def _deadline_turns(args: argparse.Namespace, count: int
+                          ) -> tuple[list[Row], dict[str, Any]]:
+    sides: list[tuple[str, str | None, int | None]] = [("this code", None, None)]
+    if args.against:
+        sides = [("against", str(Path(args.against).resolve()), None), *sides]
+    elif args.against_workers:
+        sides = [("against", None, args.against_workers), *sides]
+    rounds: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in sides}
+    leads: dict[str, float] = {}  # each side's, once a turn measured it
+    for turn in range(args.turns):
+        for label, src, workers in sides:
+            with _hub(args, src, workers) as hub:
+                d = await _deadline_burst(hub, count, leads.get(label))
+            leads[label] = _lead(d["ask_seconds"], d["park_seconds"])
+            rounds[label].append(d)
+            print(f"   turn {turn + 1} {label}: due -> first {d['first'] * 1000:.0f} ms, "
+                  f"all {d['last'] * 1000:.0f} ms; server CPU {d['cpu']:.2f} s; "
+                  f"RSS {d['parked_rss_mb']:.0f} MB; load {d['load']:.1f}; "
+                  f"{d['repolls']} long-polls repeated", flush=True)
+    rows = []
+    anchor = rounds.get("against")
+    where = (f"{args.workers} processes on PostgreSQL" if args.workers > 1
+             else "PostgreSQL" if args.pg_url else "SQLite")
+
+    def med(side: list[dict[str, Any]], key: str) -> float:
+        return percentile([d[key] for d in side], 50)
+
+    mine = rounds["this code"]
+    note = (f"{count:,} waiters, {where}, median of {len(mine)} turns; first waiter "
+            f"{med(mine, 'first') * 1000:.0f} ms; server CPU {med(mine, 'cpu'):.2f} s; "
+            f"RSS {max(d['parked_rss_mb'] for d in mine):.0f} MB; load "
+            f"{min(d['load'] for d in mine):.1f}-{max(d['load'] for d in mine):.1f} on "
+            f"{os.cpu_count()} cores")
+    if anchor:
+        note += (f"; against: all {med(anchor, 'last'):.2f} s, first "
+                 f"{med(anchor, 'first') * 1000:.0f} ms, CPU {med(anchor, 'cpu'):.2f} s")
+    rows.append(Row(NAME, "shared deadline -> all woken", med(mine, "last"), "s",
+                    Goal("<=", 1), "against" if anchor else "3 s poll interval",
+                    med(anchor, "last") if anchor else ANCHOR_INTERVAL, note=note))
+    rows.append(Row(NAME, "shared deadline, server CPU", med(mine, "cpu"), "s", None,
+                    "against" if anchor else None, med(anchor, "cpu") if anchor else None))
+    rows.append(Row(NAME, f"server RSS, {count:,} parked",
+                    max(d["parked_rss_mb"] for d in mine), "MB", Goal("<=", 600)))
+    return rows, {"waiters": count, "workers": args.workers, "where": where,
+                  "against": args.against or args.against_workers, "rounds": rounds}
 
 
 async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
     count = size(args, "waiters", 5000, 500)
     answerers = size(args, "answerers", 8, 8)
     raise_open_files_limit(2 * count + 1000)  # the server (a child) inherits it
-    with HubProcess() as hub:
-        idle_rss = hub.rss()
+    if args.deadline_only:
+        return await _deadline_turns(args, count)
+    with _hub(args) as hub:
+        idle_rss = _rss(hub)
         a = await _answer_burst(hub, count, answerers)
         peak_rss = hub.peak_rss()
         d = None
         if args.deadline_burst:
-            d = await _deadline_burst(hub, count, a["ask_seconds"], a["park_seconds"])
+            d = await _deadline_burst(hub, count, _lead(a["ask_seconds"], a["park_seconds"]))
 
     per_wake = a["per_wake"]
     rows = [

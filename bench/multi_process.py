@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @contextmanager
-def _database(server_url: str) -> Iterator[str]:
+def fresh_database(server_url: str) -> Iterator[str]:
     """A fresh, empty database on that server, dropped afterwards; its URL."""
     name = "bench_mp_" + secrets.token_hex(4)
     admin = create_engine(server_url, isolation_level="AUTOCOMMIT", poolclass=None)
@@ -153,7 +153,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
     with HubProcess() as hub:
         results["sqlite-1"] = await _measure(hub, 1, concurrency, seconds, pairs)
     for workers in (1, 2):
-        with _database(pg) as url, HubProcess(database_url=url, workers=workers) as hub:
+        with fresh_database(pg) as url, HubProcess(database_url=url, workers=workers) as hub:
             results[f"pg-{workers}"] = await _measure(hub, workers, concurrency, seconds,
                                                       pairs)
     anchor = results["sqlite-1"]

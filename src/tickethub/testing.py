@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from tickethub.domain.tickets import Ticket
+from tickethub.domain.tickets import Moved, Ticket
 from tickethub.store.memory_store import MemoryStore
 
 __all__ = ["CountingTokens", "FakeClock", "MemoryStore", "RecordingNotifier"]
@@ -44,6 +44,6 @@ class RecordingNotifier:
     def __init__(self) -> None:
         self.calls: list[tuple[int, list[int]]] = []
 
-    def notify(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int] = ()
+    def notify(self, seq: int, tickets: Sequence[Ticket | Moved], touched: Sequence[int] = ()
                ) -> None:
         self.calls.append((seq, [t.id for t in tickets] + list(touched)))

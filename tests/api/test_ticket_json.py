@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from tickethub.api.schemas import TicketOut, shared_ticket_json, ticket_json
+from tickethub.api.schemas import MovedJson, TicketOut, shared_ticket_json, ticket_json
 from tickethub.domain.status import Kind, Status
-from tickethub.domain.tickets import Answer, Ticket
+from tickethub.domain.tickets import Answer, Moved, Ticket
 
 AT = datetime(2026, 11, 24, 0, 12, 15, 656399, tzinfo=UTC)
 
@@ -60,3 +60,25 @@ def test_a_shared_body_is_the_same_bytes_encoded_once_per_state() -> None:
     later = replace(again, version=3, title="changed")
     assert shared_ticket_json(later, "http://hub:8080") == ticket_json(later,
                                                                        "http://hub:8080")
+
+
+@pytest.mark.parametrize("before", [
+    _ticket(due_at=AT),
+    _ticket(kind=Kind.APPROVAL, due_at=AT + timedelta(hours=1), version=7,
+            status=Status.IN_PROGRESS, proposal={"n": 1.5}, labels=("x",),
+            title="a \x00 nul and \u2028", refs={"k": ["v", 1]}),
+    _ticket(status=Status.DEFERRED, due_at=AT, next_attention_at=AT + timedelta(days=1)),
+])
+def test_a_prepared_moved_body_is_ticket_json_of_the_moved_state(before: Ticket) -> None:
+    """The body a waiter prepares while it waits (``MovedJson``) is, once the ticket
+    expires, byte for byte what ``ticket_json`` writes for the new state."""
+    prepared = MovedJson.of(before, "http://hub:8080")
+    assert prepared is not None
+    for at in (AT + timedelta(minutes=1), AT.replace(microsecond=0) + timedelta(days=400)):
+        after = Moved(before.id, Status.EXPIRED, at, before.version + 1).applied_to(before)
+        assert after is not None
+        assert prepared.render(after) == ticket_json(after, "http://hub:8080")
+
+
+def test_a_ticket_json_cannot_encode_is_not_prepared() -> None:
+    assert MovedJson.of(_ticket(due_at=AT, proposal={"big": 2**70}), "http://hub") is None

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy.engine import make_url
 
 from tests.conftest import ADMIN_TOKEN, bearer
 from tickethub.api.app import create_app
-from tickethub.bus.postgres import PostgresBus
+from tickethub.bus.postgres import PostgresBus, _payloads
 from tickethub.domain.actors import Actor, Role
-from tickethub.domain.status import Kind
-from tickethub.domain.tickets import TicketDraft
+from tickethub.domain.status import Kind, Status
+from tickethub.domain.tickets import Moved, TicketDraft
 from tickethub.server.runtime import HubRuntime
 from tickethub.settings import Settings
 
@@ -48,3 +50,21 @@ async def test_an_answer_in_one_process_wakes_a_waiter_in_another(tmp_path: Path
     finally:
         hub_a.close()
         hub_b.close()
+
+
+async def test_a_notification_of_many_moved_tickets_reaches_every_waiter_as_moved() -> None:
+    """Every id goes out (chunks within NOTIFY's 8000 bytes, none dropped), and a
+    ``Moved`` arrives as one, so the other process's waiters need no read."""
+    at = datetime(2026, 11, 24, 6, 0, 1, 123456, tzinfo=UTC)
+    moved = [Moved(10_000_000 + i, Status.EXPIRED, at, 99_999) for i in range(1000)]
+    touched = [5, 6]
+    payloads = _payloads("sender", 42, moved, touched)
+    assert len(payloads) == 3 and all(len(p.encode()) < 8000 for p in payloads)
+    receiver = PostgresBus(make_url("postgresql://hub@localhost/hub"))
+    receiver.bind(asyncio.get_running_loop())
+    with receiver.ticket_signal(moved[-1].id) as last, receiver.ticket_signal(5) as plain:
+        for payload in payloads:
+            receiver._receive(payload)
+        assert last.result() == moved[-1]
+        assert plain.result() is None  # a touched ticket: read back
+    assert receiver.last_seq == 42

@@ -80,14 +80,24 @@ def test_a_deadline_expires_once_with_two_processes(two_hubs, pg_url):
     a, b = two_hubs
     due = (datetime.now(UTC) + timedelta(seconds=15)).isoformat()
     ids = [_ask(a if i % 2 else b, f"due {i}", due_at=due)["id"] for i in range(30)]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        states = {httpx.get(f"{a.url}/api/v1/tickets/{i}", headers=AUTH).json()["status"]
-                  for i in ids[-1:]}
-        if states == {"expired"}:
-            break
-        time.sleep(0.2)
+    # Waiters on both processes: each woken with its own ticket expired, whichever
+    # process expired it (the other's through NOTIFY).
+    with ThreadPoolExecutor(6) as pool:
+        waiting = {i: pool.submit(httpx.get, f"{hub.url}/api/v1/tickets/{i}/wait",
+                                  params={"timeout": 60}, headers=AUTH, timeout=70)
+                   for hub, i in zip((a, b) * 3, ids[:6], strict=True)}
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            states = {httpx.get(f"{a.url}/api/v1/tickets/{i}", headers=AUTH).json()["status"]
+                      for i in ids[-1:]}
+            if states == {"expired"}:
+                break
+            time.sleep(0.2)
+        woken = {i: future.result(timeout=30) for i, future in waiting.items()}
     time.sleep(1.5)  # both loops have had their rounds after the expiry
+    for i, response in woken.items():
+        assert response.json()["id"] == i and response.json()["status"] == "expired"
+        assert response.headers["X-Tickethub-Timed-Out"] == "false"
     engine = make_engine(pg_url)
     try:
         with engine.connect() as connection:

@@ -362,6 +362,40 @@ def test_deadlines_overdue_deferred_and_the_next_one(store: Any) -> None:
         assert uow.tickets.get(future.id).status is Status.OPEN
 
 
+def test_expire_overdue_moves_due_tickets_once_and_returns_them_as_they_were(
+        store: Any) -> None:
+    late = _add(store, "late", kind=Kind.APPROVAL, due_at=NOW - timedelta(minutes=5))
+    started = _add(store, "started", due_at=NOW - timedelta(minutes=1))
+    later = _add(store, "later", due_at=NOW - timedelta(seconds=1))
+    future = _add(store, "future", due_at=NOW + timedelta(hours=1))
+    with store.write() as uow:
+        uow.tickets.update(started.moved_to(Status.IN_PROGRESS, NOW), started.version)
+    at = NOW + timedelta(seconds=3)
+    with store.write() as uow:
+        first = uow.tickets.expire_overdue(at, 2)
+    assert [(o.id, o.path, o.kind, o.status, o.due_at, o.version) for o in first] == [
+        (late.id, late.path, Kind.APPROVAL, Status.OPEN, late.due_at, 1),
+        (started.id, started.path, Kind.TASK, Status.IN_PROGRESS, started.due_at, 2)]
+    with store.write() as uow:
+        rest = uow.tickets.expire_overdue(at, 10)
+        assert uow.tickets.expire_overdue(at, 10) == []  # each ticket expires once
+    assert [o.id for o in rest] == [later.id]
+    with store.read() as uow:
+        stored = {t: uow.tickets.get(t) for t in (late.id, started.id, later.id, future.id)}
+    assert stored[future.id] == future
+    for before in (late, later):
+        # The whole new state is the old one moved to expired: what ``Moved`` gives.
+        assert stored[before.id] == before.moved_to(Status.EXPIRED, at)
+    assert stored[started.id].status is Status.EXPIRED and stored[started.id].version == 3
+    assert stored[late.id].outcome == "denied"
+    with pytest.raises(Rollback), store.write() as uow:
+        assert [o.id for o in uow.tickets.expire_overdue(at + timedelta(hours=2), 10)] == [
+            future.id]
+        raise Rollback
+    with store.read() as uow:
+        assert uow.tickets.get(future.id).status is Status.OPEN  # rolled back
+
+
 def test_a_rolled_back_write_stores_nothing_and_ids_stay_unique(store: Any) -> None:
     parent = _add(store, "parent")
     with pytest.raises(Rollback), store.write() as uow:

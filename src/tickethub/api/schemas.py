@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -100,8 +101,15 @@ def ticket_json(ticket: Ticket, base_url: str) -> bytes:
     fraction of its time (no model is built): for the hot paths (an ask, an answer,
     thousands of woken long-polls). Values orjson refuses (an integer beyond 64 bits)
     go the model's way."""
+    try:
+        return orjson.dumps(_document(ticket, base_url), option=_TICKET_JSON)
+    except TypeError:
+        return TicketOut.of(ticket, base_url).model_dump_json().encode()
+
+
+def _document(ticket: Ticket, base_url: str) -> dict[str, Any]:
     answer = ticket.answer
-    document = {
+    return {
         "id": ticket.id, "parent_id": ticket.parent_id, "kind": ticket.kind.value,
         "title": ticket.title, "body": ticket.body, "status": ticket.status.value,
         "outcome": ticket.outcome, "created_by": ticket.created_by,
@@ -115,10 +123,50 @@ def ticket_json(ticket: Ticket, base_url: str) -> bytes:
         "updated_at": ticket.updated_at, "version": ticket.version,
         "url": f"{base_url}/api/v1/tickets/{ticket.id}", "html_url": f"{base_url}/t/{ticket.id}",
     }
-    try:
-        return orjson.dumps(document, option=_TICKET_JSON)
-    except TypeError:
-        return TicketOut.of(ticket, base_url).model_dump_json().encode()
+
+
+# The fields a change of status alone (``Moved``) changes, in the document's order.
+_MOVING = ("status", "outcome", "updated_at", "version")
+_MARK = "\x00" + os.urandom(8).hex()  # no ticket holds it: a placeholder's value
+
+
+class MovedJson:
+    """``ticket_json`` of a ticket after a change of its status alone (a deadline's
+    expiry), prepared from the state before it: the encoded document cut where the four
+    fields that change go. A waiter prepares it while it waits, so the woken response
+    costs four small encodes and a join instead of the whole document."""
+
+    def __init__(self, parts: list[bytes]) -> None:
+        self._parts = parts
+
+    @classmethod
+    def of(cls, before: Ticket, base_url: str) -> MovedJson | None:
+        """Prepared from ``before``; ``None`` when it cannot be (``ticket_json``'s
+        fallback cases)."""
+        document = _document(before, base_url)
+        for n, key in enumerate(_MOVING):
+            document[key] = f"{_MARK}{n}"
+        try:
+            rest = orjson.dumps(document, option=_TICKET_JSON)
+        except TypeError:
+            return None
+        parts = []
+        for n in range(len(_MOVING)):
+            head, *tail = rest.split(orjson.dumps(f"{_MARK}{n}"))
+            if len(tail) != 1:
+                return None
+            parts.append(head)
+            rest = tail[0]
+        return cls([*parts, rest])
+
+    def render(self, after: Ticket) -> bytes:
+        """``ticket_json(after, base_url)``, for ``after`` = a ``Moved`` applied to the
+        ticket this was prepared from."""
+        p = self._parts
+        return b"".join((
+            p[0], orjson.dumps(after.status.value), p[1], orjson.dumps(after.outcome), p[2],
+            orjson.dumps(after.updated_at, option=_TICKET_JSON), p[3],
+            str(after.version).encode(), p[4]))
 
 
 _SHARED_BODIES = 4096  # tickets whose latest encoded state is kept

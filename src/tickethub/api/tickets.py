@@ -34,6 +34,7 @@ from tickethub.api.schemas import (
     LabelIn,
     MessageIn,
     MessageOut,
+    MovedJson,
     TicketIn,
     TicketOut,
     TicketPage,
@@ -44,7 +45,7 @@ from tickethub.api.schemas import (
 from tickethub.api.wire_types import Id, Seq, Text
 from tickethub.domain.actors import Actor
 from tickethub.domain.status import Kind, Status
-from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
+from tickethub.domain.tickets import Moved, Ticket, TicketDraft, TicketQuery, state_after
 from tickethub.errors import ValidationFailed
 from tickethub.ops.series import parked
 from tickethub.services.doors import TicketsDoor
@@ -334,7 +335,7 @@ async def wait(
     return await wait_for_resolution(hub, me, ticket_id, timeout)
 
 
-def _resolve_empty(signal: asyncio.Future[Ticket | None]) -> None:
+def _resolve_empty(signal: asyncio.Future[Ticket | Moved | None]) -> None:
     if not signal.done():
         signal.set_result(None)
 
@@ -352,16 +353,27 @@ async def wait_for_resolution(hub: TicketsDoor, me: Actor, ticket_id: int, timeo
                 remaining = deadline - loop.time()
                 if not ticket.waiting or remaining <= 0 or hub.bus.closing:  # closing: shutdown
                     break
+                # A ticket with a deadline may expire (a ``Moved``): its body is prepared
+                # now, while waiting, so thousands woken at one deadline answer sooner.
+                expiring = (None if ticket.due_at is None
+                            else MovedJson.of(ticket, hub.settings.effective_public_url))
                 # At the timeout the signal resolves with None ("read it back"): the
                 # loop reads the ticket once more and answers it as timed out. Cheaper
                 # than ``asyncio.wait_for`` (no second future) for thousands of waiters.
                 timer = loop.call_later(remaining, _resolve_empty, changed)
                 try:
-                    fresh = await changed
+                    change = await changed
                 finally:
                     timer.cancel()
+                fresh = state_after(change, ticket)
                 if fresh is not None and not fresh.waiting:
+                    if isinstance(change, Moved) and expiring is not None:
+                        return Response(expiring.render(fresh), media_type="application/json",
+                                        headers=_RESOLVED)
                     ticket = fresh
                     break
     return _out(hub, ticket, headers={
         "X-Tickethub-Timed-Out": "true" if ticket.waiting else "false"})
+
+
+_RESOLVED = {"X-Tickethub-Timed-Out": "false"}

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
-from tickethub.domain.tickets import Ticket
+from tickethub.domain.tickets import Moved, Ticket
 from tickethub.ops.series import WAKE_LATENCY
 
 _TICKET_SEQS = 100_000  # tickets whose latest notification the bus remembers
@@ -46,7 +46,7 @@ class InProcessBus:
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
-        self._ticket_waiters: dict[int, set[asyncio.Future[Ticket | None]]] = {}
+        self._ticket_waiters: dict[int, set[asyncio.Future[Ticket | Moved | None]]] = {}
         self._log_signals: set[LogSignal] = set()
         self._state_signals: set[LogSignal] = set()
         # The seq of the latest notification of each recently notified ticket.
@@ -98,7 +98,7 @@ class InProcessBus:
     def waiter_count(self) -> int:
         return sum(len(futures) for futures in self._ticket_waiters.values())
 
-    def notify(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int] = ()
+    def notify(self, seq: int, tickets: Sequence[Ticket | Moved], touched: Sequence[int] = ()
                ) -> None:
         loop = self._loop
         if loop is None or loop.is_closed():
@@ -109,14 +109,14 @@ class InProcessBus:
         else:
             loop.call_soon_threadsafe(self._dispatch, seq, tickets, touched, committed)
 
-    def _dispatch(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int],
+    def _dispatch(self, seq: int, tickets: Sequence[Ticket | Moved], touched: Sequence[int],
                   committed: float | None = None) -> None:
-        states: dict[int, Ticket | None] = dict.fromkeys(touched)
+        states: dict[int, Ticket | Moved | None] = dict.fromkeys(touched)
         states.update((ticket.id, ticket) for ticket in tickets)
         self._wake(seq, states, states_changed=any(_has_deadline(t) for t in tickets),
                    committed=committed)
 
-    def _wake(self, seq: int, states: dict[int, Ticket | None], *,
+    def _wake(self, seq: int, states: dict[int, Ticket | Moved | None], *,
               states_changed: bool = True, committed: float | None = None) -> None:
         """Resolve the waiters of each ticket with its new state (``None``: read it back)
         and set every log signal; the state signals too unless no new state can bring a
@@ -146,9 +146,11 @@ class InProcessBus:
         return self._ticket_seqs.get(ticket_id) == seq
 
     @contextmanager
-    def ticket_signal(self, ticket_id: int) -> Iterator[asyncio.Future[Ticket | None]]:
-        """A future resolved with the ticket's new state at its next change."""
-        future: asyncio.Future[Ticket | None] = asyncio.get_running_loop().create_future()
+    def ticket_signal(self, ticket_id: int) -> Iterator[asyncio.Future[Ticket | Moved | None]]:
+        """A future resolved with the ticket's new state at its next change: a
+        ``Ticket``, a ``Moved`` (``domain.tickets.state_after`` makes it one), or
+        ``None`` (read it back)."""
+        future: asyncio.Future[Ticket | Moved | None] = asyncio.get_running_loop().create_future()
         if self.closing:
             future.set_result(None)
         waiters = self._ticket_waiters.setdefault(ticket_id, set())
@@ -175,7 +177,12 @@ class InProcessBus:
         return _registered(self._state_signals, set_now=self.closing)
 
 
-def _has_deadline(ticket: Ticket) -> bool:
+def _has_deadline(ticket: Ticket | Moved) -> bool:
+    """Whether this change may bring a deadline closer. A ``Moved`` (a status change
+    alone, e.g. an expiry) does not carry the deadline columns, so it counts as a state
+    not known here: the deadline loop re-reads."""
+    if isinstance(ticket, Moved):
+        return True
     return ticket.due_at is not None or ticket.next_attention_at is not None
 
 

@@ -2,7 +2,9 @@
 
 Each process keeps its in-process bus for its own waiters. A change committed in one
 process is announced with ``NOTIFY`` on one channel; every other process's listener wakes
-its local waiters, which read the ticket back (the notification carries ids only).
+its local waiters, which read the ticket back (the notification carries ids), except
+after a change of status alone (a deadline's expiry: ``Moved``): the id comes with the
+new version, and a waiter holding the version before applies it without a read.
 Notifications from the process itself are skipped: its waiters already got the new state.
 
 The database may go away (restarted, failed over): the listener reconnects with backoff,
@@ -21,18 +23,20 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 
 import psycopg
 from psycopg.conninfo import make_conninfo
 from sqlalchemy.engine import URL
 
 from tickethub.bus.memory import InProcessBus
-from tickethub.domain.tickets import Ticket
+from tickethub.domain.status import Status
+from tickethub.domain.tickets import Moved, Ticket
 
 log = logging.getLogger(__name__)
 
 CHANNEL = "tickethub_events"
-_MAX_IDS = 500  # NOTIFY payloads are limited to 8000 bytes
+_MAX_IDS = 400  # ids per NOTIFY: payloads are limited to 8000 bytes
 CONNECT_TIMEOUT_SECONDS = 5
 SEND_RETRY_SECONDS = 1.0  # after a failed NOTIFY, skip sending this long
 LISTEN_BACKOFF_SECONDS = (0.2, 5.0)  # first and longest wait between LISTEN reconnects
@@ -62,28 +66,28 @@ class PostgresBus(InProcessBus):
         self._listener: asyncio.Task[None] | None = None
         self.reconnects = 0  # times LISTEN was re-established after a loss
 
-    def notify(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int] = ()
+    def notify(self, seq: int, tickets: Sequence[Ticket | Moved], touched: Sequence[int] = ()
                ) -> None:
         super().notify(seq, tickets, touched)
-        ids = ",".join(str(i) for i in [*(t.id for t in tickets), *touched][:_MAX_IDS]) or "-"
-        payload = f"{self._origin}:{seq}:{ids}"
         with self._sender_lock:
-            if time.monotonic() < self._send_after:
-                return  # the server was out of reach a moment ago
-            try:
-                if self._sender is None or self._sender.closed:
-                    self._sender = psycopg.connect(self._conninfo, autocommit=True,
-                                                   connect_timeout=CONNECT_TIMEOUT_SECONDS)
-                self._sender.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
-            except psycopg.Error as exc:
-                # The other processes' listeners lost their connection too (or will
-                # re-check at their poll timeout); their waiters read back on reconnect.
-                log.warning("could not NOTIFY other hub processes: %s",
-                            str(exc).strip().partition("\n")[0])
-                if self._sender is not None:
-                    self._sender.close()
-                self._sender = None
-                self._send_after = time.monotonic() + SEND_RETRY_SECONDS
+            for payload in _payloads(self._origin, seq, tickets, touched):
+                if time.monotonic() < self._send_after:
+                    return  # the server was out of reach a moment ago
+                try:
+                    if self._sender is None or self._sender.closed:
+                        self._sender = psycopg.connect(
+                            self._conninfo, autocommit=True,
+                            connect_timeout=CONNECT_TIMEOUT_SECONDS)
+                    self._sender.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+                except psycopg.Error as exc:
+                    # The other processes' listeners lost their connection too (or will
+                    # re-check at their poll timeout); their waiters read back on reconnect.
+                    log.warning("could not NOTIFY other hub processes: %s",
+                                str(exc).strip().partition("\n")[0])
+                    if self._sender is not None:
+                        self._sender.close()
+                    self._sender = None
+                    self._send_after = time.monotonic() + SEND_RETRY_SECONDS
 
     async def start(self) -> None:
         """Start listening; returns once LISTEN is in effect."""
@@ -137,6 +141,40 @@ class PostgresBus(InProcessBus):
         origin, _, rest = payload.partition(":")
         if origin == self._origin:
             return
-        seq_text, _, ids = rest.partition(":")
-        # The state lives in another process: waiters get None and read it back.
-        self._wake(int(seq_text), {int(i): None for i in ids.split(",") if i.isdigit()})
+        seq_text, _, rest = rest.partition(":")
+        ids, _, moved = rest.partition(":")
+        status, _, at = moved.partition("@")
+        states: dict[int, Ticket | Moved | None] = {}
+        for item in ids.split(","):
+            ticket_id, dot, version = item.partition(".")
+            if not ticket_id.isdigit():
+                continue
+            if dot and version.isdigit() and at:
+                # Only the status changed: waiters holding the version before apply it.
+                states[int(ticket_id)] = Moved(int(ticket_id), Status(status),
+                                               datetime.fromisoformat(at), int(version))
+            else:  # the state lives in another process: waiters read it back
+                states[int(ticket_id)] = None
+        self._wake(int(seq_text), states)
+
+
+def _payloads(origin: str, seq: int, tickets: Sequence[Ticket | Moved],
+              touched: Sequence[int]) -> list[str]:
+    """The NOTIFY payloads of one notification, ``_MAX_IDS`` ids each:
+    ``origin:seq:ids[:status@at]``. An id is ``id.version`` for a ``Moved`` to the
+    ``status`` at the time ``at`` of the first one (``Moved``s of another status or
+    time go as plain ids: read back)."""
+    first = next((t for t in tickets if isinstance(t, Moved)), None)
+    items = []
+    for t in tickets:
+        if (first is not None and isinstance(t, Moved) and t.status is first.status
+                and t.at == first.at):
+            items.append(f"{t.id}.{t.version}")
+        else:
+            items.append(str(t.id))
+    items += [str(i) for i in touched]
+    tail = "" if first is None else f":{first.status.value}@{first.at.isoformat()}"
+    if not items:
+        return [f"{origin}:{seq}:-"]
+    return [f"{origin}:{seq}:{','.join(items[start:start + _MAX_IDS])}{tail}"
+            for start in range(0, len(items), _MAX_IDS)]

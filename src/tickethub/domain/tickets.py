@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from tickethub.domain.status import Kind, Status, check_transition, is_waiting
 
@@ -83,6 +83,47 @@ class Ticket:
     def changed(self, at: datetime, **fields: Any) -> Ticket:
         """This ticket with ``fields`` replaced, its version bumped."""
         return replace(self, updated_at=at, version=self.version + 1, **fields)
+
+
+class Overdue(NamedTuple):
+    """A ticket past its ``due_at`` as it was stored before it expired: what the expiry
+    needs for its event and its wakeup, without reading the whole ticket. (A named
+    tuple, as ``Moved``: a deadline round makes thousands.)"""
+
+    id: int
+    path: str
+    kind: Kind
+    status: Status
+    due_at: datetime
+    version: int
+
+
+class Moved(NamedTuple):
+    """A ticket's change of status and of nothing else: to ``status`` at ``at``, its
+    version from ``version - 1`` to ``version`` (a deadline's expiry). Handed to the
+    ticket's waiters instead of the whole new state: a waiter that holds the ticket at
+    the version before gets the new state with ``applied_to``, without a read (the
+    version says nothing else changed in between)."""
+
+    id: int
+    status: Status
+    at: datetime
+    version: int
+
+    def applied_to(self, known: Ticket) -> Ticket | None:
+        """``known`` after this change; ``None`` when ``known`` is not the state just
+        before it (read the ticket back)."""
+        if known.id != self.id or known.version != self.version - 1:
+            return None
+        return replace(known, status=self.status, updated_at=self.at, version=self.version)
+
+
+def state_after(change: Ticket | Moved | None, known: Ticket) -> Ticket | None:
+    """What a ticket's waiter was woken with, as a whole state: the new ``Ticket``,
+    ``known`` with a ``Moved`` applied, or ``None`` (read the ticket back)."""
+    if isinstance(change, Moved):
+        return change.applied_to(known)
+    return change
 
 
 def normalize_labels(labels: list[str] | tuple[str, ...]) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from tickethub.domain.messages import Decision, Message, MessageDraft, MessageKi
 from tickethub.domain.records import Delivery as Delivery
 from tickethub.domain.records import TokenRecord as TokenRecord
 from tickethub.domain.records import Webhook as Webhook
-from tickethub.domain.tickets import Ticket, TicketDraft, TicketQuery
+from tickethub.domain.tickets import Moved, Overdue, Ticket, TicketDraft, TicketQuery
 
 
 class Clock(Protocol):
@@ -33,10 +33,11 @@ class SecretGenerator(Protocol):
 
 
 class Notifier(Protocol):
-    def notify(self, seq: int, tickets: Sequence[Ticket], touched: Sequence[int] = ()
+    def notify(self, seq: int, tickets: Sequence[Ticket | Moved], touched: Sequence[int] = ()
                ) -> None:
         """Wake whoever waits on these tickets or on the event log; called after commit
-        with the tickets' new state, so waiters need not read them back. ``touched``:
+        with the tickets' new state (a whole ``Ticket``, or a ``Moved``: only the status
+        changed), so waiters need not read them back. ``touched``:
         ids of tickets that got something besides a new state (a message); their
         waiters read back what they need."""
         ...
@@ -79,6 +80,11 @@ class TicketRepository(Protocol):
     def overdue(self, now: datetime, limit: int, *, for_update: bool = False
                 ) -> builtins.list[Ticket]:
         """Waiting tickets past ``due_at``; ``for_update``: locked for ``update_many``."""
+        ...
+    def expire_overdue(self, now: datetime, limit: int) -> builtins.list[Overdue]:
+        """Up to ``limit`` waiting tickets past ``due_at``, earliest first, moved to
+        ``expired`` at ``now`` (version + 1) in this transaction; returned as they were.
+        Rows another transaction holds are skipped, so each ticket expires once."""
         ...
     def defer_elapsed(self, now: datetime, limit: int, *, for_update: bool = False
                       ) -> builtins.list[Ticket]:

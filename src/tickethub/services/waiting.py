@@ -14,14 +14,14 @@ from typing import Protocol
 
 import anyio
 
-from tickethub.domain.tickets import Ticket
+from tickethub.domain.tickets import Moved, Ticket, state_after
 
 
 class TicketSignals(Protocol):
     closing: bool  # the hub is shutting down: stop waiting
 
     def ticket_signal(self, ticket_id: int) -> AbstractContextManager[
-            asyncio.Future[Ticket | None]]: ...
+            asyncio.Future[Ticket | Moved | None]]: ...
 
 
 async def wait_resolved(
@@ -49,7 +49,8 @@ async def wait_resolved(
                     return ticket
                 step = min(remaining, tick) if tick and on_tick else remaining
                 try:
-                    fresh = await asyncio.wait_for(asyncio.shield(changed), step)
+                    fresh = state_after(await asyncio.wait_for(asyncio.shield(changed), step),
+                                        ticket)
                 except TimeoutError:
                     if on_tick is not None and loop.time() < deadline:
                         await on_tick()

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from tickethub.domain.status import WAITING, Status
-from tickethub.domain.tickets import Answer, Ticket, TicketDraft, TicketQuery
+from tickethub.domain.tickets import Answer, Overdue, Ticket, TicketDraft, TicketQuery
 from tickethub.store.memory_state import (
     Changes,
     ConstraintViolation,
@@ -223,6 +223,12 @@ class MemoryTicketRepository:
         due = sorted((t.due_at, t.id) for t in self._tickets()
                      if t.due_at is not None and t.due_at <= now and t.status in WAITING)
         return self._locking([self._s.tickets[i].ticket for _, i in due[:limit]], for_update)
+
+    def expire_overdue(self, now: datetime, limit: int) -> builtins.list[Overdue]:
+        found = self.overdue(now, limit, for_update=True)
+        self.update_many([(t.moved_to(Status.EXPIRED, now), t.version) for t in found])
+        return [Overdue(t.id, t.path, t.kind, t.status, t.due_at, t.version)
+                for t in found if t.due_at is not None]
 
     def defer_elapsed(self, now: datetime, limit: int, *, for_update: bool = False
                       ) -> builtins.list[Ticket]:

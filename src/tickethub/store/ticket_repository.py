@@ -22,7 +22,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import NoResultFound
 
 from tickethub.domain.status import WAITING, Kind, Status
-from tickethub.domain.tickets import Answer, Ticket, TicketDraft, TicketQuery
+from tickethub.domain.tickets import Answer, Overdue, Ticket, TicketDraft, TicketQuery
 from tickethub.store.bulk import WHERE, insert_rows, reserve_ids, update_rows
 from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
 from tickethub.store.visibility import readable_by
@@ -45,6 +45,25 @@ _EARLIEST_DEADLINES = union_all(
       for status in _WAITING_VALUES),
     select(func.min(tickets.c.next_attention_at).label("at")).where(
         tickets.c.status == Status.DEFERRED.value),
+)
+
+# A deadline round: the few columns of the overdue tickets its events and wakeups need
+# (not whole rows), then one UPDATE of them all.
+_OVERDUE = (
+    select(tickets.c.id, tickets.c.path, tickets.c.kind, tickets.c.status, tickets.c.due_at,
+           tickets.c.version)
+    .where(tickets.c.due_at <= bindparam("now"), tickets.c.status.in_(_WAITING_VALUES))
+    .order_by(tickets.c.due_at, tickets.c.id)
+    .limit(bindparam("limit"))
+)
+_KINDS = {kind.value: kind for kind in Kind}
+_STATUSES = {status.value: status for status in Status}
+_OVERDUE_SKIP_LOCKED = _OVERDUE.with_for_update(skip_locked=True)
+_EXPIRE = (
+    update(tickets)
+    .where(tickets.c.id.in_(bindparam("ids", expanding=True)))
+    .values(status=Status.EXPIRED.value, updated_at=bindparam("at"),
+            version=tickets.c.version + 1)
 )
 
 
@@ -490,6 +509,26 @@ class SqlTicketRepository:
             .limit(limit)
         )
         return self._locking(stmt, for_update)
+
+    def expire_overdue(self, now: datetime, limit: int) -> list[Overdue]:
+        """Up to ``limit`` waiting tickets past ``due_at`` (earliest first) moved to
+        ``expired`` at ``now``, their version bumped, in two statements; returned as they
+        were before. On PostgreSQL rows another transaction holds are skipped (another
+        hub process is expiring them), so each ticket expires once."""
+        stmt = _OVERDUE_SKIP_LOCKED if self._postgres else _OVERDUE
+        kinds, statuses = _KINDS, _STATUSES  # dict look-ups: cheaper than Enum calls
+        found = [Overdue(id_, path, kinds[kind], statuses[status], due_at, version)
+                 for id_, path, kind, status, due_at, version
+                 in self._c.execute(stmt, {"now": now, "limit": limit})]
+        if not found:
+            return []
+        updated = self._c.execute(_EXPIRE, {"ids": [o.id for o in found], "at": now}).rowcount
+        if updated not in (-1, len(found)):
+            raise RuntimeError(f"{updated} of {len(found)} overdue tickets expired")
+        for overdue in found:  # what this transaction knew of them is out of date
+            self._locked.pop(overdue.id, None)
+            self._before.pop(overdue.id, None)
+        return found
 
     def defer_elapsed(self, now: datetime, limit: int, *, for_update: bool = False
                       ) -> list[Ticket]:
