@@ -1,6 +1,10 @@
 """In-memory fakes of the ports, for tests (ours and plugin authors'). ``MemoryStore``
 (``store/memory_store.py``) is the fake ``Store``: it passes the same contract tests as
-SQLite and PostgreSQL (``tests/store/test_store_contract_*.py``)."""
+SQLite and PostgreSQL (``tests/store/test_store_contract_*.py``). The side stores over
+it pass theirs too: ``MemoryApStore`` (Agent Protocol tasks, steps, artifacts),
+``MemoryChatState`` (conversations), ``MemoryMailState`` (the mail pipeline),
+``MemoryGithubStore``, ``MemoryAgentStore`` (personal agents) and ``MemoryInboxReader``;
+each takes the ``MemoryStore`` whose transactions it shares."""
 
 from __future__ import annotations
 
@@ -9,9 +13,17 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from tickethub.domain.tickets import Moved, Ticket
+from tickethub.store.memory_agents import MemoryAgentStore
+from tickethub.store.memory_ap import MemoryApStore
+from tickethub.store.memory_chat import MemoryChatState
+from tickethub.store.memory_github import MemoryGithubStore
+from tickethub.store.memory_inbox import MemoryInboxReader
+from tickethub.store.memory_mail import MemoryMailState
 from tickethub.store.memory_store import MemoryStore
 
-__all__ = ["CountingTokens", "FakeClock", "MemoryStore", "RecordingNotifier"]
+__all__ = ["CountingTokens", "FakeClock", "MemoryAgentStore", "MemoryApStore",
+           "MemoryChatState", "MemoryGithubStore", "MemoryInboxReader", "MemoryMailState",
+           "MemoryStore", "RecordingNotifier"]
 
 
 class FakeClock:

@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy.exc import IntegrityError
 
 from tests.conftest import _PgDatabases, require_server
 from tickethub.store.engine import make_engine
+from tickethub.store.memory_state import ConstraintViolation
 from tickethub.store.memory_store import MemoryStore
 from tickethub.store.migrate import upgrade
 from tickethub.store.sql_store import SqlStore
@@ -38,3 +40,13 @@ def store(request: pytest.FixtureRequest, tmp_path: Path,
     if request.param == "postgresql":
         assert pg_databases is not None
         pg_databases.drop(url)
+
+
+def on_store(store: Any, memory: Any, sql: Any) -> Any:
+    """The side store of ``store``'s kind: ``memory(store)`` on the in-memory store,
+    ``sql(store)`` on SQLite and PostgreSQL."""
+    return memory(store) if isinstance(store, MemoryStore) else sql(store)
+
+
+# What a store raises for a broken unique key or reference.
+REFUSED = (ConstraintViolation, IntegrityError)

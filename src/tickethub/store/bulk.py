@@ -155,7 +155,14 @@ def _sqlite_executemany(connection: Connection, table: Table,
             values[i] = last_out[i]
         params.append(values)
     cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    cursor.executemany(sql, params)
+    try:
+        cursor.executemany(sql, params)
+    except Exception as error:
+        cursor.close()
+        # Raised as SQLAlchemy raises the driver's errors of its own statements (an
+        # ``IntegrityError``, a locked database as ``DatabaseUnavailable`` through the
+        # engine's ``handle_error``), not as the bare ``sqlite3`` exception.
+        connection._handle_dbapi_exception(error, sql, params, None, None)
     return cursor
 
 

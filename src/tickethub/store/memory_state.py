@@ -91,6 +91,13 @@ class MemoryState:
     sessions: dict[str, tuple[str, str, datetime, datetime]] = field(default_factory=dict)
     links: dict[str, tuple[str, datetime, datetime]] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
+    # the side stores' tables (``memory_ap``, ``memory_chat``, ``memory_mail``,
+    # ``memory_github``, ``memory_agents``), by table name, each a dict by key
+    tables: dict[str, dict[Any, Any]] = field(default_factory=dict)
+
+    def table(self, name: str) -> dict[Any, Any]:
+        """The side table ``name``, empty until first written."""
+        return self.tables.setdefault(name, {})
 
     def next_ids(self, table: str, count: int) -> list[int]:
         """``count`` new ids of ``table``, ascending; never rolled back."""

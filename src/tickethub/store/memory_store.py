@@ -1,8 +1,8 @@
 """The in-memory ``Store``: the fake of the store port (``services.ports.Store``), made
 of dicts and lists, for tests and for plugin authors who want a hub without a database.
 
-It keeps the contracts the SQL stores keep (``tests/store/test_store_contract.py`` runs
-the same tests on all three):
+It keeps the contracts the SQL stores keep (``tests/store/test_store_contract_*.py``
+run the same tests on all three):
 
 * ``write()`` is a transaction: everything it changed is undone if it raises
   (an undo log, not a copy of the state); ``read()`` sees only committed work of other
@@ -21,9 +21,13 @@ the same tests on all three):
 
 Covered: the core unit of work (tickets, messages, events, actors and tokens,
 deliveries and cursors, webhooks), read marks and saved views (``memory_web_marks``),
-passwords, sessions and sign-in links (``memory_sessions``). The other side stores that
-take a ``SqlStore`` (Agent Protocol records, chat state, mail state, GitHub links,
-agents, the inbox reader) have no fake yet.
+passwords, sessions and sign-in links (``memory_sessions``), and every side store that
+takes a ``SqlStore``: Agent Protocol records (``memory_ap``), chat state
+(``memory_chat``), mail state (``memory_mail``), the GitHub channel's state
+(``memory_github``), personal agents (``memory_agents``) and the inbox reader
+(``memory_inbox``). A side store keeps its tables in ``MemoryState.table(name)`` and
+writes through the ``Changes`` of ``transaction()``, so it joins batches and rolls back
+with everything else.
 """
 
 from __future__ import annotations
