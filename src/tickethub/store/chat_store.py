@@ -28,6 +28,7 @@ from tickethub.domain.chat import (
     InboxItem,
     ThreadSnapshot,
 )
+from tickethub.store.advisory_locks import CHAT_INBOX, hold_named_for_transaction
 from tickethub.store.sql_store import SqlStore
 from tickethub.store.tables import metadata
 from tickethub.store.types import UTCDateTime
@@ -102,6 +103,9 @@ class SqlChatState:
         try:
             with self._store.write() as uow:
                 c = uow.connection
+                # Until this commits, the thread's next message (from any process) waits:
+                # otherwise a later seq could commit first and be handled first.
+                hold_named_for_transaction(c, CHAT_INBOX, thread)
                 seen = c.execute(select(chat_inbox.c.seq).where(
                     chat_inbox.c.transport == transport,
                     chat_inbox.c.event_id == event_id)).first()
