@@ -35,7 +35,6 @@ from tickethub.agents.task_step import HostedTaskStep, StepTools
 from tickethub.domain.actors import Actor, ActorKind, Role, require_owner_or_responder
 from tickethub.domain.status import WAITING
 from tickethub.errors import TickethubError
-from tickethub.group_commit import GroupCommit
 from tickethub.services.agent_step_writes import (
     PostedStep,
     StepExchange,
@@ -61,6 +60,9 @@ _CATCH_UP_PAGE = 100
 _KNOWN_TASKS = 10_000
 
 Handler = Callable[[HostedTaskStep], Awaitable[Any]]
+# The hub's group-committed write path (``TicketService.awrite``), which the worker's
+# steps and replies join.
+Write = Callable[[StepWrite], Awaitable[StepWritten]]
 
 
 def load_handler(spec: str) -> Handler:
@@ -102,7 +104,7 @@ class _PendingStep:
     outlasts the client's hold."""
 
     def __init__(self, item: StepInput, task: TaskRecord, ticket: TaskTicket,
-                 writes: GroupCommit[StepWrite, StepWritten],
+                 writes: Write,
                  posted: PostedStep | None = None) -> None:
         self.item = item
         self.task = task
@@ -132,7 +134,7 @@ class _PendingStep:
         if self._storing is None:
             stored = self._storing = asyncio.get_running_loop().create_future()
             try:
-                written = await self._writes.submit(
+                written = await self._writes(
                     StepExchange(self.item, actor, text, VIA, data))
             except BaseException as exc:
                 stored.set_exception(exc)
@@ -142,12 +144,12 @@ class _PendingStep:
         else:
             posted = await self.store()
             assert posted is not None
-            written = await self._writes.submit(StepReply(actor, posted, text, VIA, data))
+            written = await self._writes(StepReply(actor, posted, text, VIA, data))
         assert isinstance(written, StepView)
         return written
 
     async def _write(self, item: StepInput) -> PostedStep:
-        posted = await self._writes.submit(item)
+        posted = await self._writes(item)
         assert isinstance(posted, PostedStep)
         return posted
 
@@ -163,9 +165,9 @@ class HostedTaskWorker:
     """Runs ``handler`` on the door's steps inside the hub process (see the module doc)."""
 
     def __init__(self, handler: Handler, tools: StepTools, tasks: AgentTaskService,
-                 writes: GroupCommit[StepWrite, StepWritten], concurrency: int,
+                 writes: Write, concurrency: int,
                  new_id: Callable[[], str] = new_uuid) -> None:
-        """``writes``: the door's group commit of step writes, which the worker's join."""
+        """``writes``: the hub's group-committed write path, which the worker's join."""
         self._handler = handler
         self._tools = tools
         self._tasks = tasks

@@ -238,3 +238,9 @@ class SqlApStore:
         with self._store.read() as uow:
             uow.ap = SqlApRepository(uow.connection)  # type: ignore[attr-defined]
             yield uow
+
+    def join(self, uow: Any) -> Any:
+        """A transaction the hub's write path opened, with the ``ap`` repository."""
+        if getattr(uow, "ap", None) is None:
+            uow.ap = SqlApRepository(uow.connection)
+        return uow

@@ -43,7 +43,7 @@ async def follow_mailbox(runtime: Host) -> None:
     settings = runtime.settings
     assert settings.imap_url is not None and settings.imap_password is not None
     pipeline = make_pipeline(runtime, make_extractor(settings.mail_extractor, runtime),
-                             reply_handler=ReplyReader.from_runtime(runtime).handle)
+                             reply_handler=ReplyReader.from_runtime(runtime).ahandle)
     box = ImapMailbox(ImapURL.parse(settings.imap_url),
                       settings.imap_password.get_secret_value(), SqlMailState(runtime.store),
                       runtime.clock, batch=settings.imap_batch)
