@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from tickethub.domain.actors import Actor
@@ -85,6 +85,12 @@ class ApRepository(Protocol):
         """One page of tasks, oldest first, and the total that match."""
         ...
     def add_steps(self, records: Sequence[StepRecord]) -> None: ...
+    def claim_steps(self, step_ids: Sequence[str], now: datetime, until: datetime
+                    ) -> set[str]:
+        """Claim the unclaimed (or expired) of these steps until ``until``: one
+        conditional update; the ids claimed by this call."""
+        ...
+    def release_steps(self, step_ids: Sequence[str]) -> None: ...
     def open_tasks(self, task_ids: Sequence[str]) -> dict[str, TaskTicket]:
         """The tickets of these tasks, by task id, locked for this transaction."""
         ...
@@ -228,6 +234,21 @@ class AgentTaskService:
             if isinstance(result, Exception):
                 raise result
         return results
+
+    # -- the in-hub worker's claims on steps left running -------------------------------
+
+    def claim_steps(self, step_ids: Sequence[str], lease_seconds: float) -> set[str]:
+        """Claim these steps for this process's in-hub worker for ``lease_seconds``;
+        those claimed by this call (a step another process holds is left out). Several
+        hub processes catching up at once so hand each step to one worker."""
+        now = self._clock.now()
+        with self._store.write() as uow:
+            return uow.ap.claim_steps(step_ids, now, now + timedelta(seconds=lease_seconds))
+
+    def release_steps(self, step_ids: Sequence[str]) -> None:
+        """Give up claims (the worker stopped before replying): the next start takes them."""
+        with self._store.write() as uow:
+            uow.ap.release_steps(step_ids)
 
     # ``viewer``: the actor reading; a task whose ticket it may not read
     # (``domain.visibility``) is ``NotFound`` and left out of pages. ``None``: no filter.
