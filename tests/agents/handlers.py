@@ -9,6 +9,7 @@ from tickethub.agents.task_step import HostedTaskStep
 from tickethub.sdk.tasks import Reply
 
 SLOW_SECONDS = 0.8
+HOLD_SECONDS = 4.0
 OVERLAP_SECONDS = 0.3
 
 # Handlers of the "overlap" input running right now, and the most seen at once.
@@ -20,8 +21,9 @@ not_callable = 42
 
 async def handle(step: HostedTaskStep) -> str | Reply | None:
     """The test worker: ``finish`` ends the task, ``silent`` and ``boom`` leave the step
-    to a person, ``slow`` outlasts the step hold, ``attach`` stores a file, ``ask`` asks
-    a person first, ``overlap`` counts how many run at once; anything else is echoed."""
+    to a person, ``slow`` outlasts the step hold, ``hold`` outlasts a hub's start,
+    ``attach`` stores a file, ``ask`` asks a person first, ``overlap`` counts how many
+    run at once; anything else is echoed."""
     if step.input == "finish":
         return Reply("all done", data={"score": 3, "tags": ["a", "b"]}, last=True)
     if step.input == "silent":
@@ -31,6 +33,9 @@ async def handle(step: HostedTaskStep) -> str | Reply | None:
     if step.input == "slow":
         await asyncio.sleep(SLOW_SECONDS)
         return "slow done"
+    if step.input == "hold":  # running long enough for a second hub to start meanwhile
+        await asyncio.sleep(HOLD_SECONDS)
+        return "held"
     if step.input == "attach":
         artifact = await step.attach("report.txt", b"the report", relative_path="out")
         return f"attached {artifact['artifact_id']}"

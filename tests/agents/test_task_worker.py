@@ -359,6 +359,38 @@ async def test_at_start_a_step_a_person_already_answered_is_left_alone(
         hub.close()
 
 
+async def test_two_hubs_starting_on_one_database_hand_a_left_step_to_one_worker(
+        settings: Settings) -> None:
+    """``serve --workers N``: every process's worker catches up at its start; a step left
+    running is claimed by one of them (a conditional update), so it is handled once."""
+    without = HubRuntime(settings.model_copy(update={"ap_worker": None,
+                                                     "ap_step_hold_seconds": SHORT_HOLD}))
+    try:
+        async with serving(without) as client:
+            task = await _task(client, input="paint")
+            step = await _step(client, task["task_id"], input="hold")
+            assert step["status"] == "running"
+    finally:
+        without.close()
+
+    first = HubRuntime(settings)
+    second = HubRuntime(settings.model_copy(update={"data_dir": settings.data_dir / "two"}))
+    try:
+        async with serving(first) as client, serving(second):
+            # Both caught up while the first's handler holds the step (HOLD_SECONDS).
+            done = await _completed(client, task["task_id"], step["step_id"])
+            assert done["output"] == "held"
+            await asyncio.sleep(handlers.HOLD_SECONDS)  # a second handler would reply now
+            person = await make_token(client, "responder", "carol")
+            ticket = await _ticket(client, task["task_id"], person)
+            replies = [m for m in await _messages(client, ticket["id"], person)
+                       if m["author"] == "ap-worker"]
+            assert len(replies) == 1
+    finally:
+        first.close()
+        second.close()
+
+
 def test_load_handler_gives_the_named_callable() -> None:
     assert load_handler(WORKER) is handlers.handle
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from datetime import datetime, timedelta
 
@@ -10,6 +11,7 @@ import pytest
 from gh_fake import FakeGitHub
 from gh_helpers import REPO, comment_payload, deliver, eventually, issue_payload
 
+from tests.services.held_writes import HeldWrites
 from tickethub.channels.github import GithubChannel
 from tickethub.domain.actors import Actor, Role
 from tickethub.domain.status import Kind
@@ -17,6 +19,7 @@ from tickethub.domain.tickets import TicketDraft
 from tickethub.server.runtime import HubRuntime
 
 AGENT = Actor("agent-1", Role.AGENT)
+AGENT_RESPONDER = Actor("carol", Role.RESPONDER)
 
 
 async def _ticket(runtime: HubRuntime, github: GithubChannel, kind: Kind = Kind.QUESTION,
@@ -116,6 +119,34 @@ async def test_answer_with_structured_data_follows_the_schema(
     assert runtime.tickets.get(ticket_id).status == "open"
     assert await say('/answer {"port": 8080}') == "answered"
     assert runtime.tickets.get(ticket_id).answer.data == {"port": 8080}
+
+
+async def test_a_github_comment_and_answer_go_through_the_hubs_group_commit(
+        runtime: HubRuntime, github: GithubChannel, client: httpx.AsyncClient, connect,
+        steerer: None) -> None:
+    """The comment (kept as a message) shares a transaction with a native answer queued
+    beside it, and the ``/answer`` it carries is written through the same queue: a
+    GitHub write that bypassed the group commit would never show up in its batches."""
+    connect()
+    ticket_id, number = await _ticket(runtime, github)
+    await eventually(lambda: runtime.tickets.get(ticket_id).refs.get("github"))
+    other, _ = runtime.tickets.ask(AGENT, TicketDraft(kind=Kind.QUESTION, title="other"))
+    held = HeldWrites(runtime)
+    first = asyncio.create_task(
+        runtime.tickets.aask(AGENT, TicketDraft(kind=Kind.QUESTION, title="api ask")))
+    await held.holding()
+    said = asyncio.create_task(Say(client, github, number)("/answer ship it"))
+    await held.queued(1)
+    api = asyncio.create_task(runtime.tickets.aanswer(AGENT_RESPONDER, other.id, "no",
+                                                      None, "api"))
+    await held.queued(2)
+    held.release()
+    _, outcome, _ = await asyncio.gather(first, said, api)
+    assert outcome == "answered"
+    assert sorted(held.batches[1]) == ["Change", "Post"]  # GitHub's comment, the API's answer
+    assert sum(batch.count("Change") for batch in held.batches) >= 2  # and GitHub's answer
+    answer = runtime.tickets.get(ticket_id).answer
+    assert answer is not None and answer.text == "ship it" and answer.via == "github"
 
 
 async def test_unknown_command_gets_a_reply_listing_the_valid_ones(

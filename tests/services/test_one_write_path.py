@@ -1,23 +1,31 @@
-"""Every door's ticket writes share one group commit: the event loop's doors (native API,
-MCP, OpenAI, agent tools) with ``a``-prefixed commands, the doors in worker threads (web
-forms, GitHub and email answers, mail, the conversation engine) with the plain ones."""
+"""Every door's writes share one group commit: the event loop's doors (native API, MCP,
+OpenAI, agent tools) with ``a``-prefixed commands, the Agent Protocol door's task
+creates, steps and in-hub replies through ``TicketService.awrite``, the doors in worker
+threads (web forms, GitHub and email answers, the conversation engine) with the plain
+ones. (GitHub's comments and commands: ``tests/github/test_github_inbound.py``.)"""
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.services.held_writes import HeldWrites
+from tickethub.api.agent_protocol.context import ApServices
+from tickethub.channels.email.replies import ReplyReader
 from tickethub.domain.actors import Actor, Role
 from tickethub.domain.messages import Message
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.tickets import Ticket, TicketDraft
 from tickethub.errors import NotFound
+from tickethub.mail.parse import parse_mail
+from tickethub.mail.reply_token import sign
 from tickethub.server.runtime import HubRuntime
+from tickethub.services.agent_step_writes import PostedStep, StepInput
+from tickethub.services.agent_tasks import TaskInput, TaskView
 from tickethub.settings import Settings
 from tickethub.testing import FakeClock
 
@@ -33,45 +41,6 @@ def hub(tmp_path: Path, database_url: str) -> Iterator[HubRuntime]:
     runtime.close()
 
 
-class _Held:
-    """Wraps the group commit's commit function: records each batch's item kinds, and
-    holds the first transaction open until ``release`` so others queue behind it."""
-
-    def __init__(self, hub: HubRuntime) -> None:
-        grouped = hub.tickets._grouped
-        self._commit = grouped._commit
-        self.batches: list[list[str]] = []
-        self._entered = threading.Event()
-        self._gate = threading.Event()
-        grouped._commit = self  # type: ignore[assignment]
-        self._grouped = grouped
-
-    def __call__(self, items: Sequence[Any]) -> Any:
-        if not self.batches:
-            self._entered.set()
-            self._gate.wait(10)
-        self.batches.append([type(item).__name__ for item in items])
-        return self._commit(items)
-
-    def release(self) -> None:
-        self._gate.set()
-
-    async def holding(self) -> None:
-        await _until(self._entered.is_set, "the first transaction never started")
-
-    async def queued(self, n: int) -> None:
-        await _until(lambda: len(self._grouped._queue) >= n,
-                     f"fewer than {n} writes joined the queue")
-
-
-async def _until(condition: Callable[[], bool], failure: str) -> None:
-    for _ in range(1000):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(failure)
-
-
 async def test_writes_from_threads_and_the_event_loop_commit_in_one_batch(
         hub: HubRuntime) -> None:
     """A native-API ask holds the writer; a web-form answer and an email reply (worker
@@ -80,7 +49,7 @@ async def test_writes_from_threads_and_the_event_loop_commit_in_one_batch(
     two, _ = hub.tickets.ask(AGENT, TicketDraft(kind=Kind.QUESTION, title="two"))
     three, _ = hub.tickets.ask(AGENT, TicketDraft(kind=Kind.QUESTION, title="three"))
     async with hub.running():  # the composition root binds the group commit to the loop
-        held = _Held(hub)
+        held = HeldWrites(hub)
         first = asyncio.create_task(
             hub.tickets.aask(AGENT, TicketDraft(kind=Kind.QUESTION, title="api ask")))
         await held.holding()
@@ -102,6 +71,63 @@ async def test_writes_from_threads_and_the_event_loop_commit_in_one_batch(
     assert isinstance(posted, Message) and posted.via == "email"
     assert isinstance(api_answered, Ticket) and api_answered.answer is not None
     assert hub.tickets.get(one.id).answer.text == "from the web form"  # type: ignore[union-attr]
+
+
+async def test_agent_protocol_creates_and_steps_share_a_batch_with_native_writes(
+        hub: HubRuntime) -> None:
+    """An AP task create, an AP step and a native answer queued behind a native ask go
+    in together: one transaction, one ``INSERT`` of tickets for the ask and the create."""
+    ap = ApServices.build(hub)
+    task = ap.tasks.create(AGENT, "an earlier task", None)
+    question, _ = hub.tickets.ask(AGENT, TicketDraft(kind=Kind.QUESTION, title="q"))
+    async with hub.running():
+        held = HeldWrites(hub)
+        first = asyncio.create_task(
+            hub.tickets.aask(AGENT, TicketDraft(kind=Kind.QUESTION, title="api ask")))
+        await held.holding()
+        create = asyncio.create_task(ap.create(TaskInput(AGENT, "a new task", {"app": "x"})))
+        step = asyncio.create_task(ap.step(StepInput(AGENT, task.record.task_id, "next",
+                                                     None)))
+        answer = asyncio.create_task(hub.tickets.aanswer(ALICE, question.id, "yes", None,
+                                                         "api"))
+        await held.queued(3)
+        held.release()
+        _, created, posted, answered = await asyncio.gather(first, create, step, answer)
+    assert held.batches[0] == ["Ask"]
+    assert sorted(held.batches[1]) == ["Ask+TaskCompanion", "Change", "StepInput"]
+    assert isinstance(created, TaskView) and created.ticket.title == "a new task"
+    assert ap.tasks.get(created.record.task_id).ticket.refs["ap_input.app"] == "x"
+    assert isinstance(posted, PostedStep) and posted.seq > 0
+    assert [s.state.step_id for s in ap.tasks.steps(task.record.task_id)[1]] == [
+        posted.step.step_id]
+    assert answered.status is Status.ANSWERED
+
+
+async def test_an_email_reply_joins_the_batch(hub: HubRuntime) -> None:
+    """The hub's mailbox loop hands replies to ``ReplyReader.ahandle``: the answer is
+    written in the shared group commit, with a native answer queued beside it."""
+    key = b"k" * 32
+    mailed, _ = hub.tickets.ask(AGENT, TicketDraft(kind=Kind.QUESTION, title="Ship it?"))
+    other, _ = hub.tickets.ask(AGENT, TicketDraft(kind=Kind.QUESTION, title="other"))
+    sender = "ann@example.org"
+    raw = (f"From: {sender}\nTo: reply+{sign(key, mailed.id, sender)}@hub.example\n"
+           "Subject: Re: Ship it?\nMessage-ID: <r1@example.org>\n\nYes, ship it.\n")
+    reader = ReplyReader(hub.tickets, key=key, responders={sender: "ann"}, notify={})
+    async with hub.running():
+        held = HeldWrites(hub)
+        first = asyncio.create_task(
+            hub.tickets.aask(AGENT, TicketDraft(kind=Kind.QUESTION, title="api ask")))
+        await held.holding()
+        reply = asyncio.create_task(reader.ahandle(parse_mail(raw.encode())))
+        await held.queued(1)
+        api = asyncio.create_task(hub.tickets.aanswer(ALICE, other.id, "no", None, "api"))
+        await held.queued(2)
+        held.release()
+        _, was_reply, _ = await asyncio.gather(first, reply, api)
+    assert was_reply is True
+    assert held.batches[1] == ["Change", "Change"]
+    answer = hub.tickets.get(mailed.id).answer
+    assert answer is not None and answer.via == "email" and answer.by == "ann"
 
 
 async def test_a_threads_error_is_raised_in_that_thread_only(hub: HubRuntime) -> None:

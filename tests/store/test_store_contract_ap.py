@@ -172,6 +172,34 @@ def test_steps_in_order_the_latest_and_one_by_its_task(ap: Any) -> None:
         assert [s.step_id for s in uow.ap.steps(["ta", "tb"])] == ["s1", "s2", "s0"]
 
 
+def test_a_step_is_claimed_once_until_its_lease_ends_or_it_is_released(ap: Any) -> None:
+    [a] = _tickets(ap, TicketDraft(Kind.TASK, "a"))
+    with ap.write() as uow:
+        uow.ap.add_tasks([_task("ta", a)])
+    m = [_message(ap, a, via=AP_CHANNEL) for _ in range(2)]
+    with ap.write() as uow:
+        uow.ap.add_steps([StepRecord("s1", "ta", "one", None, m[0], "agent", NOW),
+                          StepRecord("s2", "ta", "two", None, m[1], "agent", NOW)])
+    lease = NOW + timedelta(minutes=5)
+    with ap.write() as uow:
+        assert uow.ap.claim_steps(["s1", "nope"], NOW, lease) == {"s1"}
+    with ap.write() as uow:  # another process: s1 is held, s2 is free
+        assert uow.ap.claim_steps(["s1", "s2"], NOW, lease) == {"s2"}
+    with ap.write() as uow:  # after the lease anyone may take it again
+        assert uow.ap.claim_steps(["s1"], lease + timedelta(seconds=1),
+                                  lease + timedelta(minutes=5)) == {"s1"}
+    with ap.write() as uow:
+        uow.ap.release_steps(["s2"])
+    with ap.write() as uow:
+        assert uow.ap.claim_steps(["s1", "s2"], NOW, lease) == {"s2"}
+    with pytest.raises(RuntimeError), ap.write() as uow:  # a claim rolled back is no claim
+        uow.ap.release_steps(["s1"])
+        raise RuntimeError("rolled back")
+    with ap.write() as uow:
+        assert uow.ap.claim_steps(["s1"], NOW, lease) == set()
+        assert uow.ap.claim_steps([], NOW, lease) == set()
+
+
 def test_replies_are_trusted_comments_and_answers_not_step_inputs(ap: Any) -> None:
     a, b = _tickets(ap, TicketDraft(Kind.TASK, "a"), TicketDraft(Kind.TASK, "b"))
     start = _message(ap, a, author="agent", via=AP_CHANNEL)

@@ -16,6 +16,13 @@ writes. A handler may run longer than the client's request is held: the step the
 back ``running`` and completes when the reply lands. At start the worker takes the steps
 left unanswered by a previous run (the hub was stopped mid-handler); each step is handled
 once per hub process, at most ``ap_worker_concurrency`` at a time.
+
+With several hub processes on one database (``serve --workers N``) each one's worker
+catches up at its start; a step left running is handed to one of them: each claims the
+steps it found with one conditional ``UPDATE`` (``ap_steps.claimed_until``, a lease of
+``CLAIM_SECONDS``) and handles only those it claimed. A worker that stops releases the
+claims of the steps it did not finish, so the next start takes them; one killed leaves
+them claimed until the lease ends (then the next start takes them).
 """
 
 from __future__ import annotations
@@ -35,7 +42,6 @@ from tickethub.agents.task_step import HostedTaskStep, StepTools
 from tickethub.domain.actors import Actor, ActorKind, Role, require_owner_or_responder
 from tickethub.domain.status import WAITING
 from tickethub.errors import TickethubError
-from tickethub.group_commit import GroupCommit
 from tickethub.services.agent_step_writes import (
     PostedStep,
     StepExchange,
@@ -58,9 +64,13 @@ log = logging.getLogger(__name__)
 VIA = "hosted-worker"
 EMPTY_REPLY = "(done)"
 _CATCH_UP_PAGE = 100
+CLAIM_SECONDS = 300.0
 _KNOWN_TASKS = 10_000
 
 Handler = Callable[[HostedTaskStep], Awaitable[Any]]
+# The hub's group-committed write path (``TicketService.awrite``), which the worker's
+# steps and replies join.
+Write = Callable[[StepWrite], Awaitable[StepWritten]]
 
 
 def load_handler(spec: str) -> Handler:
@@ -102,7 +112,7 @@ class _PendingStep:
     outlasts the client's hold."""
 
     def __init__(self, item: StepInput, task: TaskRecord, ticket: TaskTicket,
-                 writes: GroupCommit[StepWrite, StepWritten],
+                 writes: Write,
                  posted: PostedStep | None = None) -> None:
         self.item = item
         self.task = task
@@ -132,7 +142,7 @@ class _PendingStep:
         if self._storing is None:
             stored = self._storing = asyncio.get_running_loop().create_future()
             try:
-                written = await self._writes.submit(
+                written = await self._writes(
                     StepExchange(self.item, actor, text, VIA, data))
             except BaseException as exc:
                 stored.set_exception(exc)
@@ -142,12 +152,12 @@ class _PendingStep:
         else:
             posted = await self.store()
             assert posted is not None
-            written = await self._writes.submit(StepReply(actor, posted, text, VIA, data))
+            written = await self._writes(StepReply(actor, posted, text, VIA, data))
         assert isinstance(written, StepView)
         return written
 
     async def _write(self, item: StepInput) -> PostedStep:
-        posted = await self._writes.submit(item)
+        posted = await self._writes(item)
         assert isinstance(posted, PostedStep)
         return posted
 
@@ -163,9 +173,9 @@ class HostedTaskWorker:
     """Runs ``handler`` on the door's steps inside the hub process (see the module doc)."""
 
     def __init__(self, handler: Handler, tools: StepTools, tasks: AgentTaskService,
-                 writes: GroupCommit[StepWrite, StepWritten], concurrency: int,
+                 writes: Write, concurrency: int,
                  new_id: Callable[[], str] = new_uuid) -> None:
-        """``writes``: the door's group commit of step writes, which the worker's join."""
+        """``writes``: the hub's group-committed write path, which the worker's join."""
         self._handler = handler
         self._tools = tools
         self._tasks = tasks
@@ -173,6 +183,7 @@ class HostedTaskWorker:
         self._new_id = new_id
         self._slots = asyncio.Semaphore(concurrency)
         self._jobs: dict[str, asyncio.Task[StepView | None]] = {}
+        self._claimed: set[str] = set()  # steps this worker claimed at catch-up
         # What a task's steps need that never changes (the task, its ticket's id, path
         # and creator), so a step costs no read before its handler runs.
         self._known: OrderedDict[str, tuple[TaskRecord, TaskTicket]] = OrderedDict()
@@ -260,24 +271,45 @@ class HostedTaskWorker:
         while True:
             views, total = await anyio.to_thread.run_sync(functools.partial(
                 self._tasks.page, filters, offset, _CATCH_UP_PAGE, with_steps=True))
-            for view in views:
-                for step in view.steps or ():
-                    if step.state.status == "running":
-                        record, ticket = step.state.record, TaskTicket.of(view.ticket)
-                        item = StepInput(Actor(record.created_by, Role.AGENT, ActorKind.AGENT),
-                                         record.task_id, record.input,
-                                         record.additional_input, record.step_id)
-                        posted = PostedStep(record, ticket)
-                        self._start(_PendingStep(item, view.record, ticket, self._writes,
-                                                 posted))
-                        found += 1
+            running = [(view, step) for view in views for step in view.steps or ()
+                       if step.state.status == "running"
+                       and step.state.step_id not in self._jobs]
+            claimed = await anyio.to_thread.run_sync(
+                self._tasks.claim_steps, [s.state.step_id for _, s in running],
+                CLAIM_SECONDS)
+            for view, step in running:
+                if step.state.step_id not in claimed:
+                    continue  # another hub process has it
+                record, ticket = step.state.record, TaskTicket.of(view.ticket)
+                item = StepInput(Actor(record.created_by, Role.AGENT, ActorKind.AGENT),
+                                 record.task_id, record.input,
+                                 record.additional_input, record.step_id)
+                posted = PostedStep(record, ticket)
+                self._claimed.add(record.step_id)
+                job = self._start(_PendingStep(item, view.record, ticket, self._writes,
+                                               posted))
+                job.add_done_callback(self._finished(record.step_id))
+                found += 1
             offset += len(views)
             if not views or offset >= total:
                 return found
 
+    def _finished(self, step_id: str) -> Callable[[asyncio.Task[StepView | None]], None]:
+        def done(job: asyncio.Task[StepView | None]) -> None:
+            if not job.cancelled():  # a cancelled one's claim is released at close
+                self._claimed.discard(step_id)
+        return done
+
     async def aclose(self) -> None:
-        """Cancel the handlers still running (their steps wait for the next start)."""
+        """Cancel the handlers still running; release the claims of the steps they
+        leave unanswered, so the next start takes them."""
         jobs = list(self._jobs.values())
         for job in jobs:
             job.cancel()
         await asyncio.gather(*jobs, return_exceptions=True)
+        if self._claimed:
+            left, self._claimed = sorted(self._claimed), set()
+            try:
+                await anyio.to_thread.run_sync(self._tasks.release_steps, left)
+            except Exception:  # the database is away: the claims lapse with their lease
+                log.warning("could not release the claims of %d step(s)", len(left))

@@ -12,9 +12,10 @@ thread, so a big mail never holds up the event loop of a running hub.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -32,7 +33,8 @@ log = logging.getLogger(__name__)
 
 OPEN_ELSEWHERE_CAP = 20
 
-ReplyHandler = Callable[[ParsedMail], bool]
+# A sync handler, or an async one (the hub's: its write joins the group commit).
+ReplyHandler = Callable[[ParsedMail], bool | Awaitable[bool]]
 """Given a parsed mail, answers a ticket and returns True when the mail is a reply to a
 notification (the email answer channel); False lets the pipeline treat it as new mail."""
 
@@ -127,7 +129,8 @@ class MailPipeline:
         if not mail.body_read:  # parsed for another screening than this pipeline's
             mail = await self._parse(raw, whole=True)
         try:
-            is_reply = self.reply_handler is not None and self.reply_handler(mail)
+            handled = self.reply_handler is not None and self.reply_handler(mail)
+            is_reply = await handled if inspect.isawaitable(handled) else handled
         except Exception as exc:
             log.exception("reply check of %s failed", mail.message_id)
             return self._quarantine(mailbox, source_key, mail.message_id,

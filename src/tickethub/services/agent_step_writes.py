@@ -3,8 +3,10 @@ input (``StepInput``), the reply of an agent worker running inside the hub
 (``StepReply``), or both at once (``StepExchange``: the worker answered before the step
 had to be stored).
 
-One transaction takes any mix of both, so under load a step costs a share of one
-commit, not two. Within it, every item succeeds or fails on its own: an item that can
+``StepWriter`` is a part of the hub's one write path (``ticket_writes.WritePart``): its
+items go into the hub's group commit with every other door's writes, so under load a
+step costs a share of one commit, shared with native asks, answers and task creates.
+Within it, every item succeeds or fails on its own: an item that can
 not be written (an unknown or finished task, an actor who may not post) gets its error
 in its place and changes nothing; the others are stored.
 
@@ -26,7 +28,7 @@ from typing import Any
 
 from tickethub import json_codec
 from tickethub.domain.actors import Actor, require_owner_or_responder
-from tickethub.domain.events import Event, EventType, NewEvent
+from tickethub.domain.events import EventType, NewEvent
 from tickethub.domain.messages import Message, MessageDraft, MessageKind
 from tickethub.errors import Conflict, NotFound, TickethubError
 from tickethub.services.agent_steps import (
@@ -46,7 +48,8 @@ from tickethub.services.agent_tasks import (
     TaskTicket,
     new_uuid,
 )
-from tickethub.services.ports import Clock, Notifier
+from tickethub.services.ports import Clock, Notifier, Store, UnitOfWork
+from tickethub.services.ticket_writes import TicketWriter, WriteBatch
 from tickethub.services.visibility import readable
 
 SMALL_STEP = 2000  # characters of input (and of additional_input as JSON) put in the event
@@ -100,7 +103,10 @@ StepWritten = PostedStep | StepView | TickethubError
 
 
 class StepWriter:
-    """Writes step inputs and in-hub replies, any mix in one transaction."""
+    """Writes step inputs and in-hub replies: a ``WritePart`` of the hub's
+    ``TicketWriter`` (``TicketService.add_part``), or on its own with ``write``."""
+
+    kinds: tuple[type, ...] = (StepInput, StepReply, StepExchange)
 
     def __init__(self, store: ApStore, clock: Clock, notifier: Notifier,
                  new_id: Callable[[], str] = new_uuid) -> None:
@@ -110,32 +116,31 @@ class StepWriter:
         self._new_id = new_id
 
     def write(self, items: Sequence[StepWrite]) -> list[StepWritten]:
-        """Write ``items`` in one transaction; each result in its item's place: a
-        ``PostedStep`` for a ``StepInput``, a ``StepView`` for a ``StepReply`` or a
-        ``StepExchange``, or the error that kept the item out."""
-        now = self._clock.now()
-        results: list[StepWritten | None] = [None] * len(items)
-        posts = [(i, x) for i, x in enumerate(items) if isinstance(x, StepInput | StepExchange)]
-        replies = [(i, x) for i, x in enumerate(items) if isinstance(x, StepReply)]
-        events: list[Event] = []
-        touched: set[int] = set()
-        with self._store.write() as uow:
-            # Replies first: each answers a step from an earlier transaction, and a reply
-            # stored after a new step's input would answer that step too.
-            if replies:
-                events += self._reply(uow, replies, results, now, touched)
-            if posts:
-                events += self._post(uow, posts, results, now, touched)
-        if events:
-            seq = max(e.seq for e in events)
-            self._notifier.notify(seq, (), touched=sorted(touched))
-            results = [replace(r, seq=seq) if isinstance(r, PostedStep) else r
-                       for r in results]
-        assert all(r is not None for r in results)
-        return results  # type: ignore[return-value]
+        """Write ``items`` in one transaction of their own; each result in its item's
+        place: a ``PostedStep`` for a ``StepInput``, a ``StepView`` for a ``StepReply``
+        or a ``StepExchange``, or the error that kept the item out."""
+        store: Store = self._store  # an ApStore is a Store with an ``ap`` repository
+        return TicketWriter(store, self._clock, self._notifier, [self]).write(items)
+
+    @staticmethod
+    def early(item: StepWrite) -> bool:
+        # Replies first: each answers a step from an earlier transaction, and a reply
+        # stored after a new step's input would answer that step too.
+        return isinstance(item, StepReply)
+
+    def write_part(self, uow: UnitOfWork, items: Sequence[tuple[int, StepWrite]],
+                   batch: WriteBatch) -> None:
+        ap_uow = self._store.join(uow)
+        replies = [(i, x) for i, x in items if isinstance(x, StepReply)]
+        posts = [(i, x) for i, x in items if isinstance(x, StepInput | StepExchange)]
+        if replies:
+            self._reply(ap_uow, replies, batch)
+        if posts:
+            self._post(ap_uow, posts, batch)
 
     def _post(self, uow: ApUnitOfWork, posts: list[tuple[int, StepInput | StepExchange]],
-              results: list[StepWritten | None], now: Any, touched: set[int]) -> list[Event]:
+              batch: WriteBatch) -> None:
+        results, now = batch.results, batch.now
         inputs = [x.input if isinstance(x, StepExchange) else x for _, x in posts]
         tickets = uow.ap.open_tasks(list({item.task_id for item in inputs}))
         accepted: list[_Accepted] = []
@@ -150,7 +155,7 @@ class StepWriter:
                                       item.step_id or self._new_id(),
                                       write if isinstance(write, StepExchange) else None))
         if not accepted:
-            return []
+            return
         drafts: list[MessageDraft] = []
         for a in accepted:
             item = a.item
@@ -165,13 +170,13 @@ class StepWriter:
                                            a.reply.text, MessageKind.COMMENT,
                                            a.reply.actor.can_steer, data=a.reply.data))
         messages = iter(uow.messages.add_many(drafts, now))
-        steps, new_events = [], []
+        steps, new_events, posted = [], [], []
         for a in accepted:
             message = next(messages)
             step = StepRecord(a.step_id, a.item.task_id, a.item.text, a.item.additional_input,
                               message.id, a.item.actor.name, now)
             steps.append(step)
-            touched.add(a.ticket.id)
+            batch.touched.add(a.ticket.id)
             new_events.append(NewEvent(
                 EventType.MESSAGE_POSTED, a.ticket.id, a.ticket.path, a.item.actor.name,
                 {"message_id": message.id, "via": AP_CHANNEL, "trusted": a.trusted,
@@ -179,6 +184,7 @@ class StepWriter:
                  **_small_step(a.item.text, a.item.additional_input)}))
             if a.reply is None:
                 results[a.index] = PostedStep(step, a.ticket)
+                posted.append(a.index)
                 continue
             reply = next(messages)
             new_events.append(NewEvent(
@@ -189,21 +195,27 @@ class StepWriter:
             results[a.index] = StepView(open_state(step, reply if counts else None),
                                         a.item.task_id, [])
         uow.ap.add_steps(steps)
-        return uow.events.append_many(new_events, now)
+        batch.events += new_events
+
+        def with_seq(seq: int) -> None:  # the seq waiters are notified with
+            for index in posted:
+                results[index] = replace(results[index], seq=seq)
+
+        batch.after.append(with_seq)
 
     def _reply(self, uow: ApUnitOfWork, replies: list[tuple[int, StepReply]],
-               results: list[StepWritten | None], now: Any, touched: set[int]
-               ) -> list[Event]:
+               batch: WriteBatch) -> None:
+        results, now = batch.results, batch.now
         tickets = uow.ap.task_tickets(sorted({r.posted.ticket.id for _, r in replies}))
-        touched.update(tickets)
+        batch.touched.update(tickets)
         messages = uow.messages.add_many([
             MessageDraft(r.posted.ticket.id, r.actor.name, r.via, r.text,
                          MessageKind.COMMENT, r.actor.can_steer, data=r.data)
             for _, r in replies], now)
-        events = uow.events.append_many([
+        batch.events += [
             NewEvent(EventType.MESSAGE_POSTED, r.posted.ticket.id, r.posted.ticket.path,
                      r.actor.name, _reply_event(m))
-            for (_, r), m in zip(replies, messages, strict=True)], now)
+            for (_, r), m in zip(replies, messages, strict=True)]
         candidates = uow.ap.replies_after(
             list(tickets), min(r.posted.step.input_message_id for _, r in replies))
         states = []
@@ -228,7 +240,6 @@ class StepWriter:
         for (index, _), state in zip(replies, states, strict=True):
             results[index] = StepView(state, state.record.task_id,
                                       artifacts.get(state.step_id, []))
-        return events
 
 
 @dataclass(frozen=True, slots=True)

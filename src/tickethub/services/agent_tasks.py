@@ -9,16 +9,20 @@
   not be posted to a resolved ticket: ``Conflict``, and nothing changes.
 * Step states are derived from the ticket's messages (``agent_steps.derive``).
 
-Waiting for the reply is the door's job (it owns the event loop); this module is sync
-and thread-safe, one transaction per call.
+Creates and steps are written by the hub's one write path (``ticket_writes``): a create
+is an ``Ask`` whose companion (``TaskCompanion``) is the task row, so native asks and task
+creates of one batch are one ``INSERT`` of tickets; steps are ``agent_step_writes``.
+Waiting for the reply is the door's job (it owns the event loop); the reads here are
+sync and thread-safe.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from tickethub.domain.actors import Actor
@@ -26,7 +30,6 @@ from tickethub.domain.agent_protocol import ArtifactRecord as ArtifactRecord
 from tickethub.domain.agent_protocol import TaskFilter as TaskFilter
 from tickethub.domain.agent_protocol import TaskRecord as TaskRecord
 from tickethub.domain.agent_protocol import TaskTicket as TaskTicket
-from tickethub.domain.events import EventType, NewEvent
 from tickethub.domain.messages import Message
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import Ticket, TicketDraft
@@ -38,7 +41,8 @@ from tickethub.services.agent_steps import (
     derive,
     state_of,
 )
-from tickethub.services.ports import Clock, Notifier, UnitOfWork
+from tickethub.services.ports import Clock, Notifier, Store, UnitOfWork
+from tickethub.services.ticket_writes import Ask, TicketWriter
 from tickethub.services.visibility import readable
 
 REF_TASK = "ap_task_id"
@@ -81,6 +85,12 @@ class ApRepository(Protocol):
         """One page of tasks, oldest first, and the total that match."""
         ...
     def add_steps(self, records: Sequence[StepRecord]) -> None: ...
+    def claim_steps(self, step_ids: Sequence[str], now: datetime, until: datetime
+                    ) -> set[str]:
+        """Claim the unclaimed (or expired) of these steps until ``until``: one
+        conditional update; the ids claimed by this call."""
+        ...
+    def release_steps(self, step_ids: Sequence[str]) -> None: ...
     def open_tasks(self, task_ids: Sequence[str]) -> dict[str, TaskTicket]:
         """The tickets of these tasks, by task id, locked for this transaction."""
         ...
@@ -122,6 +132,9 @@ class ApUnitOfWork(UnitOfWork, Protocol):
 class ApStore(Protocol):
     def write(self) -> AbstractContextManager[ApUnitOfWork]: ...
     def read(self) -> AbstractContextManager[ApUnitOfWork]: ...
+    def join(self, uow: UnitOfWork) -> ApUnitOfWork:
+        """``uow`` (a transaction of the hub's store) with the ``ap`` repository."""
+        ...
 
 
 def _title(text: str | None) -> str:
@@ -154,8 +167,39 @@ def new_uuid() -> str:
     return str(uuid.uuid4())
 
 
+class TaskRows:
+    """Writes the task rows of the creates in a batch of the hub's write path (the
+    ``CompanionWriter`` of ``TaskCompanion``)."""
+
+    def __init__(self, store: ApStore) -> None:
+        self._store = store
+
+    def write_companions(self, uow: UnitOfWork,
+                         opened: Sequence[tuple[TaskCompanion, Ticket]], now: datetime
+                         ) -> list[TaskView]:
+        records = [TaskRecord(c.task_id, ticket.id, c.text, c.additional_input, now)
+                   for c, ticket in opened]
+        self._store.join(uow).ap.add_tasks(records)
+        return [TaskView(record, ticket, [])
+                for record, (_, ticket) in zip(records, opened, strict=True)]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCompanion:
+    """The task row that goes with a create's ticket (``ticket_writes.Companion``)."""
+
+    writer: TaskRows
+    task_id: str
+    text: str | None
+    additional_input: dict[str, Any] | None
+
+    @property
+    def event_data(self) -> Mapping[str, Any]:
+        return {REF_TASK: self.task_id}
+
+
 class AgentTaskService:
-    """Tasks and steps of the Agent Protocol door. Thread-safe: one transaction per call."""
+    """Tasks and steps of the Agent Protocol door. Thread-safe."""
 
     def __init__(self, store: ApStore, clock: Clock, notifier: Notifier,
                  new_id: Callable[[], str] = new_uuid) -> None:
@@ -163,38 +207,48 @@ class AgentTaskService:
         self._clock = clock
         self._notifier = notifier
         self._new_id = new_id
+        self._rows = TaskRows(store)
 
     # -- tasks ---------------------------------------------------------------------------
+
+    def ask_of(self, item: TaskInput) -> Ask:
+        """The write of a task create, for the hub's write path: an ask of a ``task``
+        ticket carrying the task row; its result is the ``TaskView``."""
+        task_id = self._new_id()
+        draft = TicketDraft(kind=Kind.TASK, title=_title(item.text), body=item.text or "",
+                            refs={REF_TASK: task_id, **input_refs(item.additional_input)})
+        return Ask(item.actor, draft, companion=TaskCompanion(
+            self._rows, task_id, item.text, item.additional_input))
 
     def create(self, actor: Actor, text: str | None,
                additional_input: dict[str, Any] | None) -> TaskView:
         return self.create_many([TaskInput(actor, text, additional_input)])[0]
 
     def create_many(self, inputs: Sequence[TaskInput]) -> list[TaskView]:
-        """Create several tasks in one transaction (group commit): all or none."""
+        """Create several tasks in one transaction of their own (tools and tests; the
+        door's creates go through the hub's group commit with ``ask_of``)."""
+        store: Store = self._store  # an ApStore is a Store with an ``ap`` repository
+        results = TicketWriter(store, self._clock, self._notifier).write(
+            [self.ask_of(item) for item in inputs])
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+        return results
+
+    # -- the in-hub worker's claims on steps left running -------------------------------
+
+    def claim_steps(self, step_ids: Sequence[str], lease_seconds: float) -> set[str]:
+        """Claim these steps for this process's in-hub worker for ``lease_seconds``;
+        those claimed by this call (a step another process holds is left out). Several
+        hub processes catching up at once so hand each step to one worker."""
         now = self._clock.now()
-        task_ids = [self._new_id() for _ in inputs]
-        drafts = [
-            (TicketDraft(kind=Kind.TASK, title=_title(item.text), body=item.text or "",
-                         refs={REF_TASK: task_id, **input_refs(item.additional_input)}),
-             item.actor.name)
-            for item, task_id in zip(inputs, task_ids, strict=True)
-        ]
         with self._store.write() as uow:
-            tickets = uow.tickets.add_many(drafts, now)
-            records = [TaskRecord(task_id, ticket.id, item.text, item.additional_input, now)
-                       for task_id, ticket, item in zip(task_ids, tickets, inputs, strict=True)]
-            uow.ap.add_tasks(records)
-            events = uow.events.append_many([
-                NewEvent(EventType.TICKET_CREATED, ticket.id, ticket.path, ticket.created_by,
-                         {"kind": ticket.kind.value, "title": ticket.title, "parent_id": None,
-                          "status": ticket.status.value, REF_TASK: record.task_id})
-                for ticket, record in zip(tickets, records, strict=True)
-            ], now)
-        if events:
-            self._notifier.notify(events[-1].seq, tickets)
-        return [TaskView(record, ticket, [])
-                for record, ticket in zip(records, tickets, strict=True)]
+            return uow.ap.claim_steps(step_ids, now, now + timedelta(seconds=lease_seconds))
+
+    def release_steps(self, step_ids: Sequence[str]) -> None:
+        """Give up claims (the worker stopped before replying): the next start takes them."""
+        with self._store.write() as uow:
+            uow.ap.release_steps(step_ids)
 
     # ``viewer``: the actor reading; a task whose ticket it may not read
     # (``domain.visibility``) is ``NotFound`` and left out of pages. ``None``: no filter.

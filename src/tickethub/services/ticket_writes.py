@@ -20,14 +20,27 @@ one before left.
 
 Validation that needs no transaction (titles, schemas, NUL characters) is the caller's
 (``TicketService``), before the item is queued: no check runs under the write lock.
+
+Doors with records of their own join the same transactions instead of writing apart:
+
+* an ``Ask`` may carry a ``companion``: rows written with its ticket (the Agent Protocol
+  door's task row), by the companion's ``CompanionWriter``, once per batch for all the
+  asks that carry one of its kind; the tickets of all asks are one ``INSERT``;
+* a ``WritePart`` (added with ``TicketWriter.add_part``) writes items of kinds of its own
+  (the Agent Protocol door's steps and in-hub replies) inside the batch's transaction,
+  adding its events, tickets to wake and results to the batch's.
+
+Order within a transaction: asks (and their companions), then each part's ``early``
+items (replies to steps of earlier transactions), changes, messages, then each part's
+other items; one ``INSERT`` of the events of all, one wake-up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from tickethub.domain.actors import Actor
 from tickethub.domain.events import EventType, NewEvent
@@ -61,6 +74,46 @@ class Ask:
     request_hash: str | None = None
     # Taken where the item is made, in its request's context (the batch runs elsewhere).
     request_id: str | None = field(default_factory=current_request_id)
+    # Rows written with the ticket (see the module doc); its result replaces ``Asked``.
+    companion: Companion | None = None
+
+
+class Companion(Protocol):
+    """What an ``Ask`` carries for a door's own rows written with its ticket."""
+
+    @property
+    def writer(self) -> CompanionWriter:
+        """Writes every companion of its kind in a batch (one object per kind)."""
+
+    @property
+    def event_data(self) -> Mapping[str, Any]:
+        """More members for the ticket's ``ticket.created`` event."""
+
+
+class CompanionWriter(Protocol):
+    def write_companions(self, uow: UnitOfWork,
+                         opened: Sequence[tuple[Any, Ticket]], now: datetime
+                         ) -> Sequence[Any]:
+        """Write the rows of these ``(companion, ticket)`` pairs (tickets just added, in
+        this transaction); the result of each ask, in order."""
+
+
+class WritePart(Protocol):
+    """Writes a door's own kinds of items in the ticket writer's transactions."""
+
+    @property
+    def kinds(self) -> tuple[type, ...]:
+        """The item types it writes."""
+
+    def early(self, item: Any) -> bool:
+        """Written before the batch's ticket changes (e.g. a reply to an earlier step)."""
+
+    def write_part(self, uow: UnitOfWork, items: Sequence[tuple[int, Any]],
+                   batch: WriteBatch) -> None:
+        """Write ``(index, item)`` pairs: each result into ``batch.results[index]`` (an
+        error for an item that changes nothing), new events into ``batch.events``,
+        changed tickets into ``batch.states`` or their ids into ``batch.touched``; what
+        can only be known after the events are stored (their seq) in ``batch.after``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,35 +161,49 @@ TicketWritten = Asked | Ticket | Message | Exception
 
 
 @dataclass(slots=True)
-class _Batch:
-    """What one transaction collects: results by item, rows to write, whom to wake."""
+class WriteBatch:
+    """What one transaction collects: results by item, rows to write, whom to wake, and
+    what to finish once the events are stored (called with the last event's seq)."""
 
     now: datetime
-    results: list[TicketWritten | _Replay | None]
+    results: list[Any]
     events: list[NewEvent]
     states: dict[int, Ticket]
     touched: set[int]
+    after: list[Callable[[int], None]] = field(default_factory=list)
 
 
 class TicketWriter:
     """Writes ticket commands, any mix in one transaction (see the module doc)."""
 
-    def __init__(self, store: Store, clock: Clock, notifier: Notifier) -> None:
+    def __init__(self, store: Store, clock: Clock, notifier: Notifier,
+                 parts: Sequence[WritePart] = ()) -> None:
         self._store = store
         self._clock = clock
         self._notifier = notifier
+        self._parts: dict[type, WritePart] = {}
+        for part in parts:
+            self.add_part(part)
+
+    def add_part(self, part: WritePart) -> None:
+        """Write items of ``part.kinds`` with ``part`` from now on (replacing whatever
+        wrote those kinds before)."""
+        for kind in part.kinds:
+            self._parts[kind] = part
 
     def write_one(self, item: TicketWrite) -> TicketWritten:
         """``write([item])``'s result, raising the item's error."""
         [result] = self.write([item])
         if isinstance(result, Exception):
             raise result
-        return result
+        written: TicketWritten = result
+        return written
 
-    def write(self, items: Sequence[TicketWrite]) -> list[TicketWritten]:
+    def write(self, items: Sequence[Any]) -> list[Any]:
         """Write ``items`` in one transaction; each result in its item's place: ``Asked``
-        for an ``Ask``, the new ``Ticket`` for a ``Change``, the ``Message`` for a
-        ``Post``, or the error that kept the item out."""
+        (or its companion's result) for an ``Ask``, the new ``Ticket`` for a ``Change``,
+        the ``Message`` for a ``Post``, a part's result for a part's item, or the error
+        that kept the item out."""
         try:
             batch = self._transaction(items)
         except Exception as exc:  # nothing of the batch is stored
@@ -144,18 +211,33 @@ class TicketWriter:
                 return [exc] * len(items)  # (an outage fails them all alike)
             # Try each alone, so only what broke the transaction fails.
             return [self.write([item])[0] for item in items]
-        results = batch.results
-        assert all(r is not None and not isinstance(r, _Replay) for r in results)
-        return results  # type: ignore[return-value]
+        return batch.results  # every place filled, replays resolved (``_asks``)
 
-    def _transaction(self, items: Sequence[TicketWrite]) -> _Batch:
-        batch = _Batch(self._clock.now(), [None] * len(items), [], {}, set())
-        asks = [(i, x) for i, x in enumerate(items) if isinstance(x, Ask)]
-        changes = [(i, x) for i, x in enumerate(items) if isinstance(x, Change)]
-        posts = [(i, x) for i, x in enumerate(items) if isinstance(x, Post)]
+    def _transaction(self, items: Sequence[Any]) -> WriteBatch:
+        batch = WriteBatch(self._clock.now(), [None] * len(items), [], {}, set())
+        asks: list[tuple[int, Ask]] = []
+        changes: list[tuple[int, Change]] = []
+        posts: list[tuple[int, Post]] = []
+        early: dict[int, tuple[WritePart, list[tuple[int, Any]]]] = {}
+        late: dict[int, tuple[WritePart, list[tuple[int, Any]]]] = {}
+        for i, x in enumerate(items):
+            if isinstance(x, Ask):
+                asks.append((i, x))
+            elif isinstance(x, Change):
+                changes.append((i, x))
+            elif isinstance(x, Post):
+                posts.append((i, x))
+            else:
+                part = self._parts.get(type(x))
+                if part is None:
+                    raise TypeError(f"no writer for {type(x).__name__}")
+                into = early if part.early(x) else late
+                into.setdefault(id(part), (part, []))[1].append((i, x))
         with self._store.write() as uow:
             if asks:
                 self._asks(uow, asks, batch)
+            for part, some in early.values():
+                part.write_part(uow, some, batch)
             if changes or posts:
                 ids = {x.ticket_id for _, x in changes} | {x.ticket_id for _, x in posts}
                 current = uow.tickets.get_many(sorted(ids), for_update=bool(changes))
@@ -163,7 +245,11 @@ class TicketWriter:
                     self._changes(uow, changes, current, batch)
                 if posts:
                     self._posts(uow, posts, current, batch)
+            for part, some in late.values():
+                part.write_part(uow, some, batch)
             written = uow.events.append_many(batch.events, batch.now) if batch.events else []
+            for finish in batch.after:
+                finish(written[-1].seq if written else 0)
         if written:
             self._notifier.notify(written[-1].seq, list(batch.states.values()),
                                   touched=sorted(batch.touched - set(batch.states)))
@@ -171,7 +257,7 @@ class TicketWriter:
 
     # -- asks ----------------------------------------------------------------------------
 
-    def _asks(self, uow: UnitOfWork, asks: list[tuple[int, Ask]], batch: _Batch) -> None:
+    def _asks(self, uow: UnitOfWork, asks: list[tuple[int, Ask]], batch: WriteBatch) -> None:
         accepted: list[tuple[int, Ask]] = []
         keyed: dict[tuple[str, str], int] = {}  # (actor, key) -> index of the first ask
         parents: dict[int, Ticket | None] = {}
@@ -197,15 +283,25 @@ class TicketWriter:
             tickets = uow.tickets.add_many(
                 [(item.draft, item.actor.name) for _, item in accepted], batch.now,
                 [(item.idempotency_key, item.request_hash) for _, item in accepted])
+            companions: dict[int, tuple[CompanionWriter, list[tuple[int, Any, Ticket]]]] = {}
             for (index, item), ticket in zip(accepted, tickets, strict=True):
                 batch.results[index] = Asked(ticket, True)
                 batch.states[ticket.id] = ticket
-                batch.events.append(NewEvent(
-                    EventType.TICKET_CREATED, ticket.id, ticket.path, item.actor.name,
-                    {"kind": ticket.kind.value, "title": ticket.title,
-                     "parent_id": ticket.parent_id, "status": ticket.status.value},
-                    item.request_id))
-        for index, _ in asks:
+                data = {"kind": ticket.kind.value, "title": ticket.title,
+                        "parent_id": ticket.parent_id, "status": ticket.status.value}
+                if item.companion is not None:
+                    data.update(item.companion.event_data)
+                    writer = item.companion.writer
+                    companions.setdefault(id(writer), (writer, []))[1].append(
+                        (index, item.companion, ticket))
+                batch.events.append(NewEvent(EventType.TICKET_CREATED, ticket.id, ticket.path,
+                                             item.actor.name, data, item.request_id))
+            for writer, opened in companions.values():
+                results = writer.write_companions(
+                    uow, [(companion, ticket) for _, companion, ticket in opened], batch.now)
+                for (index, _, _), result in zip(opened, results, strict=True):
+                    batch.results[index] = result
+        for index, _ in asks if keyed else ():  # replays exist only with keys
             replay = batch.results[index]
             if isinstance(replay, _Replay):
                 first = batch.results[replay.first]
@@ -242,7 +338,7 @@ class TicketWriter:
     # -- changes -------------------------------------------------------------------------
 
     def _changes(self, uow: UnitOfWork, changes: list[tuple[int, Change]],
-                 current: dict[int, Ticket], batch: _Batch) -> None:
+                 current: dict[int, Ticket], batch: WriteBatch) -> None:
         stored_version = {ticket_id: t.version for ticket_id, t in current.items()}
         state = dict(current)  # each ticket as the changes before left it
         drafts: list[tuple[int, MessageDraft]] = []  # (index into batch.events, draft)
@@ -295,7 +391,7 @@ class TicketWriter:
                 for external_id, found in uow.messages.find_external_many(via, wanted).items()}
 
     def _posts(self, uow: UnitOfWork, posts: list[tuple[int, Post]],
-               current: dict[int, Ticket], batch: _Batch) -> None:
+               current: dict[int, Ticket], batch: WriteBatch) -> None:
         accepted: list[tuple[int, Post, Ticket]] = []
         seen: dict[tuple[str, str], int] = {}
         stored = self._stored_messages(uow, posts)

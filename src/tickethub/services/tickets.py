@@ -41,6 +41,7 @@ from tickethub.services.ticket_writes import (
     TicketWrite,
     TicketWriter,
     TicketWritten,
+    WritePart,
 )
 from tickethub.services.visibility import not_found, readable
 
@@ -77,13 +78,25 @@ class TicketService:
         self._notifier = notifier
         self._schemas = schemas or SchemaChecker()
         self._writer = TicketWriter(store, clock, notifier)
-        self._grouped: GroupCommit[TicketWrite, TicketWritten] = GroupCommit(
-            self._writer.write)
+        # The hub's one write path: every door's writes (``TicketWrite`` items and the
+        # items of the parts added with ``add_part``) in one group commit.
+        self._grouped: GroupCommit[Any, Any] = GroupCommit(self._writer.write)
 
     def bind(self, loop: asyncio.AbstractEventLoop | None) -> None:
         """Have the plain (thread) commands join the event loop's group commit on
         ``loop``; ``None`` when the loop stops (they then write alone)."""
         self._grouped.bind(loop)
+
+    def add_part(self, part: WritePart) -> None:
+        """Write a door's own kinds of items (``part.kinds``) in the one write path, in
+        the same transactions as the ticket commands (``ticket_writes.WritePart``)."""
+        self._writer.add_part(part)
+
+    async def awrite(self, item: Any) -> Any:
+        """Write a door's item (an ``Ask`` it made, or an item of a part added with
+        ``add_part``), group-committed with everything else; its result, or its error
+        raised."""
+        return await self._grouped.submit(item)
 
     # -- reads ---------------------------------------------------------------------------
     # ``viewer``: the actor reading; a ticket it may not read (``domain.visibility``) is

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select
+from sqlalchemy import Connection, bindparam, func, insert, or_, select, update
 
 from tickethub.domain.agent_protocol import (
     AP_CHANNEL,
@@ -133,6 +134,28 @@ class SqlApRepository:
              "additional_input": r.additional_input, "input_message_id": r.input_message_id,
              "created_by": r.created_by, "created_at": r.created_at} for r in records])
 
+    def claim_steps(self, step_ids: Sequence[str], now: datetime, until: datetime
+                    ) -> set[str]:
+        """Claim the steps no one holds (never claimed, or claimed until before ``now``)
+        until ``until``, in one conditional ``UPDATE``; the ids this call claimed. Two
+        processes claiming one step: PostgreSQL re-checks the condition after the
+        first's commit, so the second claims nothing."""
+        if not step_ids:
+            return set()
+        stmt = (update(ap_steps)
+                .where(ap_steps.c.step_id.in_(list(step_ids)),
+                       or_(ap_steps.c.claimed_until.is_(None),
+                           ap_steps.c.claimed_until < now))
+                .values(claimed_until=until)
+                .returning(ap_steps.c.step_id))
+        return {row.step_id for row in self._c.execute(stmt)}
+
+    def release_steps(self, step_ids: Sequence[str]) -> None:
+        """Drop the claims on these steps (their process stopped handling them)."""
+        if step_ids:
+            self._c.execute(update(ap_steps).where(ap_steps.c.step_id.in_(list(step_ids)))
+                            .values(claimed_until=None))
+
     def open_tasks(self, task_ids: Sequence[str]) -> dict[str, TaskTicket]:
         stmt = _OPEN_TASKS_LOCKED if self._c.dialect.name == "postgresql" else _OPEN_TASKS
         rows = self._c.execute(stmt, {"ids": list(task_ids)})
@@ -238,3 +261,9 @@ class SqlApStore:
         with self._store.read() as uow:
             uow.ap = SqlApRepository(uow.connection)  # type: ignore[attr-defined]
             yield uow
+
+    def join(self, uow: Any) -> Any:
+        """A transaction the hub's write path opened, with the ``ap`` repository."""
+        if getattr(uow, "ap", None) is None:
+            uow.ap = SqlApRepository(uow.connection)
+        return uow

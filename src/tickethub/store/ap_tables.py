@@ -40,6 +40,8 @@ ap_steps = Table(
     Column("input_message_id", Integer, ForeignKey("messages.id"), nullable=False),
     Column("created_by", String(100), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
+    # Until when an in-hub worker's process has the step (``AgentTaskService.claim``).
+    Column("claimed_until", UTCDateTime, nullable=True),
     Index("ix_ap_steps_task", "task_id", "id"),
 )
 

@@ -14,6 +14,7 @@ import builtins
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from datetime import datetime
 
 from tickethub.domain.agent_protocol import (
     AP_CHANNEL,
@@ -52,6 +53,7 @@ class MemoryApRepository:
         self._step_ids: dict[str, int] = state.table("ap_step_ids")
         self._artifacts: dict[int, ArtifactRecord] = state.table("ap_artifacts")
         self._artifact_ids: dict[str, int] = state.table("ap_artifact_ids")
+        self._claims: dict[str, datetime] = state.table("ap_step_claims")
 
     # -- tasks ------------------------------------------------------------------------------
 
@@ -131,6 +133,21 @@ class MemoryApRepository:
                 r, additional_input=as_json(r.additional_input),
                 created_at=as_utc(r.created_at)))
             self._changes.put(self._step_ids, r.step_id, row_id)
+
+    def claim_steps(self, step_ids: Sequence[str], now: datetime, until: datetime
+                    ) -> set[str]:
+        """The steps of ``step_ids`` no one holds (never claimed, or claimed until
+        before ``now``), now claimed until ``until``."""
+        won = {i for i in step_ids if i in self._step_ids
+               and (i not in self._claims or self._claims[i] < as_utc(now))}
+        for step_id in won:
+            self._changes.put(self._claims, step_id, as_utc(until))
+        return won
+
+    def release_steps(self, step_ids: Sequence[str]) -> None:
+        for step_id in step_ids:
+            if step_id in self._claims:
+                self._changes.drop(self._claims, step_id)
 
     def _step(self, record: StepRecord) -> StepRecord:
         return replace(record, additional_input=as_json(record.additional_input))

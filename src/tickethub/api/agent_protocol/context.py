@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -23,7 +23,6 @@ from tickethub.agents.task_worker import HostedTaskWorker, load_handler
 from tickethub.api.deps import actor_for, bearer_token, client_address, runtime
 from tickethub.domain.actors import Actor, ActorKind, Role
 from tickethub.errors import Unauthenticated
-from tickethub.group_commit import GroupCommit
 from tickethub.services.agent_step_writes import StepWrite, StepWriter, StepWritten
 from tickethub.services.agent_tasks import AgentTaskService, TaskInput, TaskView
 from tickethub.services.artifacts import ArtifactService
@@ -53,12 +52,26 @@ def anonymous_allowed(settings: Settings) -> bool:
 
 @dataclass(frozen=True)
 class ApServices:
+    """The door's services. Its writes (task creates, steps, the in-hub worker's
+    replies) go into the hub's one group commit (``TicketService.awrite``), with every
+    other door's: ``StepWriter`` is added to the hub's write path as a part."""
+
     tasks: AgentTaskService
     artifacts: ArtifactService
     anonymous: Actor | None
-    creates: GroupCommit[TaskInput, TaskView]
-    steps: GroupCommit[StepWrite, StepWritten]
+    write: Callable[[Any], Awaitable[Any]]
     worker: HostedTaskWorker | None
+
+    async def create(self, item: TaskInput) -> TaskView:
+        """Create a task, group-committed with the hub's other writes."""
+        view = await self.write(self.tasks.ask_of(item))
+        assert isinstance(view, TaskView)
+        return view
+
+    async def step(self, item: StepWrite) -> StepWritten:
+        """Post a step (or a reply to one), group-committed with the hub's other writes."""
+        written: StepWritten = await self.write(item)
+        return written
 
     @classmethod
     def build(cls, hub: Host) -> ApServices:
@@ -68,8 +81,7 @@ class ApServices:
         if anonymous_allowed(hub.settings):
             anonymous = Actor(hub.settings.ap_anonymous_agent, Role.AGENT, ActorKind.AGENT)
         tasks = AgentTaskService(store, hub.clock, hub.bus)
-        steps: GroupCommit[StepWrite, StepWritten] = GroupCommit(
-            StepWriter(store, hub.clock, hub.bus).write)
+        hub.tickets.add_part(StepWriter(store, hub.clock, hub.bus))
         artifacts = ArtifactService(store, storage, hub.clock,
                                     hub.settings.ap_max_artifact_bytes)
         worker = None
@@ -77,11 +89,11 @@ class ApServices:
             actor = Actor(hub.settings.ap_worker_name, Role.RESPONDER, ActorKind.AGENT)
             worker = HostedTaskWorker(load_handler(hub.settings.ap_worker),
                                       StepTools(actor, hub.tickets, artifacts, hub.bus),
-                                      tasks, steps, hub.settings.ap_worker_concurrency)
+                                      tasks, hub.tickets.awrite,
+                                      hub.settings.ap_worker_concurrency)
         return cls(
             tasks=tasks,
-            creates=GroupCommit(tasks.create_many),
-            steps=steps,
+            write=hub.tickets.awrite,
             artifacts=artifacts,
             anonymous=anonymous,
             worker=worker,

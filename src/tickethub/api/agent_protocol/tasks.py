@@ -119,7 +119,7 @@ async def create_task(svc: Services, me: Me, body: TaskRequestBody | None = None
 async def create(svc: ApServices, me: Actor, body: TaskRequestBody | None) -> dict[str, Any]:
     """Create a task (group-committed); the Task as the spec shapes it."""
     body = body or TaskRequestBody()
-    view = await svc.creates.submit(TaskInput(me, body.input, body.additional_input))
+    view = await svc.create(TaskInput(me, body.input, body.additional_input))
     return task_out(view)
 
 
@@ -230,7 +230,7 @@ async def execute(hub: AgentProtocolDoor, svc: ApServices, me: Actor, task_id: s
         taken = await svc.worker.take(item, hold)
         step_id, ticket_id, view = taken.step_id, taken.ticket_id, taken.view
     else:
-        written = await svc.steps.submit(item)
+        written = await svc.step(item)
         assert isinstance(written, PostedStep)
         posted = written
         step_id, ticket_id, view = posted.step.step_id, posted.ticket.id, None

@@ -45,14 +45,19 @@ async def follow_mailbox(runtime: Host) -> None:
 
     settings = runtime.settings
     assert settings.imap_url is not None and settings.imap_password is not None
-    pipeline = make_pipeline(runtime, make_extractor(settings.mail_extractor, runtime),
-                             reply_handler=ReplyReader.from_runtime(runtime).handle)
     # Each fetched chunk is processed in a worker thread, in one transaction with its
     # cursor (the writes of mail ingest's bulk runs, not one transaction per write), so
     # the hub's event loop stays free; the rules and learned extractors only (the llm
     # extractor's client belongs to the hub's loop: it goes mail by mail on the loop).
+    # An email answer in a chunk is written in the chunk's transaction (``handle``, in
+    # that thread); mail by mail on the loop it joins the hub's group commit (``ahandle``,
+    # from a worker thread). Never ``ahandle`` inside a chunk: its write would queue on
+    # the group commit, whose drain waits for the chunk's own transaction.
     store = runtime.store
-    chunked = hasattr(store, "batch") and pipeline.extractor.name in ("rules", "learned")
+    reply = ReplyReader.from_runtime(runtime)
+    chunked = hasattr(store, "batch") and settings.mail_extractor in ("rules", "learned")
+    pipeline = make_pipeline(runtime, make_extractor(settings.mail_extractor, runtime),
+                             reply_handler=reply.handle if chunked else reply.ahandle)
     box = ImapMailbox(ImapURL.parse(settings.imap_url),
                       settings.imap_password.get_secret_value(), SqlMailState(store),
                       runtime.clock, batch=settings.imap_batch,

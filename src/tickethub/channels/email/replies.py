@@ -8,10 +8,16 @@ carry ``Auto-Submitted``), and that address may answer — it is in
 notified. The author's own text (quotes and signature stripped) becomes the answer; on
 a ticket that no longer waits it is kept as a message. Anything else is not a reply and
 goes on through the pipeline as ordinary mail.
+
+The answer goes through the hub's one write path: ``ahandle`` (the hub's mailbox loop)
+runs ``handle`` in a worker thread, whose commands join the hub's group commit and so
+share transactions with every other door's writes; ``handle`` called in a thread of a
+script or the CLI (no running hub) writes each in a transaction of its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -51,7 +57,15 @@ class ReplyReader:
                                mail.headers.get("x-tickethub-token", ""),
                                " ".join(mail.in_reply_to), " ".join(mail.references))
 
+    async def ahandle(self, mail: ParsedMail) -> bool:
+        """``handle`` off the event loop, in a worker thread: its reads do not stall the
+        loop, and its write joins the hub's group commit (``TicketService.bind``),
+        which a call on the loop's own thread could not."""
+        return await asyncio.to_thread(self.handle, mail)
+
     def handle(self, mail: ParsedMail) -> bool:
+        """Answer (or add to) the ticket ``mail`` validly replies to; whether it was a
+        reply. Call it from a thread, not the event loop (see ``ahandle``)."""
         if mail.is_automatic:
             return False  # an out-of-office or bounce to a notification is no answer
         ticket_id = self.ticket_of(mail)
