@@ -10,7 +10,7 @@ import pytest
 
 from tickethub.api.schemas import MovedJson, TicketOut, shared_ticket_json, ticket_json
 from tickethub.domain.status import Kind, Status
-from tickethub.domain.tickets import Answer, Moved, Ticket
+from tickethub.domain.tickets import Answer, Moved, Ticket, outcome_of
 
 AT = datetime(2026, 11, 24, 0, 12, 15, 656399, tzinfo=UTC)
 
@@ -78,6 +78,12 @@ def test_a_prepared_moved_body_is_ticket_json_of_the_moved_state(before: Ticket)
         after = Moved(before.id, Status.EXPIRED, at, before.version + 1).applied_to(before)
         assert after is not None
         assert prepared.render(after) == ticket_json(after, "http://hub:8080")
+        # The waiter's hot path renders from the move alone, without the new Ticket
+        # (an expired approval's outcome is "denied": fail closed).
+        assert prepared.render_moved(Status.EXPIRED,
+                                     outcome_of(before.kind, Status.EXPIRED), at,
+                                     before.version + 1) == ticket_json(after,
+                                                                        "http://hub:8080")
 
 
 def test_a_ticket_json_cannot_encode_is_not_prepared() -> None:

@@ -66,11 +66,7 @@ class Ticket:
 
         An approval that expired is ``denied``: approvals fail closed.
         """
-        if self.waiting:
-            return None
-        if self.status is Status.EXPIRED and self.kind is Kind.APPROVAL:
-            return Status.DENIED.value
-        return self.status.value
+        return outcome_of(self.kind, self.status)
 
     def moved_to(self, target: Status, at: datetime, **fields: Any) -> Ticket:
         """This ticket in ``target`` status, with ``fields`` replaced too (one copy, not
@@ -110,12 +106,25 @@ class Moved(NamedTuple):
     at: datetime
     version: int
 
+    def follows(self, known: Ticket) -> bool:
+        """Whether ``known`` is the state just before this change (else: read back)."""
+        return known.id == self.id and known.version == self.version - 1
+
     def applied_to(self, known: Ticket) -> Ticket | None:
         """``known`` after this change; ``None`` when ``known`` is not the state just
         before it (read the ticket back)."""
-        if known.id != self.id or known.version != self.version - 1:
+        if not self.follows(known):
             return None
         return replace(known, status=self.status, updated_at=self.at, version=self.version)
+
+
+def outcome_of(kind: Kind, status: Status) -> str | None:
+    """:attr:`Ticket.outcome` of a ticket of ``kind`` in ``status``."""
+    if is_waiting(status):
+        return None
+    if status is Status.EXPIRED and kind is Kind.APPROVAL:
+        return Status.DENIED.value
+    return status.value
 
 
 def state_after(change: Ticket | Moved | None, known: Ticket) -> Ticket | None:
