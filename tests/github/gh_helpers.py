@@ -22,7 +22,7 @@ REPO = "octo-org/hello-world"
 _debug: Callable[[], None] | None = None  # set by tests to print state on a timeout
 
 
-async def eventually(check: Callable[[], Any], timeout: float = 5.0) -> Any:
+async def eventually(check: Callable[[], Any], timeout: float = 20.0) -> Any:
     """Poll ``check`` (sync or async) until it returns something truthy."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
