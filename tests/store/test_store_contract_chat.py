@@ -147,3 +147,13 @@ def test_what_a_batch_received_is_gone_when_it_raises(chat: Any, store: Any) -> 
         raise RuntimeError("the batch failed")
     assert chat.items(T) == [] and chat.snapshot(T).version == 0
     assert chat.receive(T, "matrix", "$e1", "@ann", "hi", {}, NOW) is not None
+
+
+def test_a_sync_token_is_kept_per_account_and_replaced(chat: Any) -> None:
+    assert chat.sync_token("matrix:@bot:hs") is None
+    chat.save_sync_token("matrix:@bot:hs", "s1_2_3", NOW)
+    chat.save_sync_token("matrix:@other:hs", "t9", NOW)
+    assert chat.sync_token("matrix:@bot:hs") == "s1_2_3"
+    chat.save_sync_token("matrix:@bot:hs", "s4_5_6", NOW + timedelta(seconds=5))
+    assert chat.sync_token("matrix:@bot:hs") == "s4_5_6"
+    assert chat.sync_token("matrix:@other:hs") == "t9"

@@ -62,3 +62,12 @@ class ChatState(Protocol):
     def items(self, thread: str) -> list[InboxItem]:
         """A thread's messages in order (for inspection and tests)."""
         ...
+
+    def sync_token(self, account: str) -> str | None:
+        """Where the chat account ``account`` (e.g. ``matrix:@bot:example.org``) last
+        stopped reading its platform's event stream; ``None`` before its first read."""
+        ...
+
+    def save_sync_token(self, account: str, token: str, at: datetime) -> None:
+        """Remember ``token`` as where ``account`` goes on reading after a restart."""
+        ...

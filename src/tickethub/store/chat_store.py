@@ -80,6 +80,13 @@ chat_prompts = Table(
     Column("created_at", UTCDateTime, nullable=False),
 )
 
+chat_sync_tokens = Table(
+    "chat_sync_tokens", metadata,
+    Column("account", String(500), primary_key=True),
+    Column("token", Text, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
 
 def _item(row: Any) -> InboxItem:
     return InboxItem(row.seq, row.thread, row.transport, row.event_id, row.sender, row.body,
@@ -219,3 +226,18 @@ class SqlChatState:
             rows = uow.connection.execute(select(chat_inbox).where(
                 chat_inbox.c.thread == thread).order_by(chat_inbox.c.seq)).all()
         return [_item(r) for r in rows]
+
+    def sync_token(self, account: str) -> str | None:
+        with self._store.read() as uow:
+            token: str | None = uow.connection.execute(select(chat_sync_tokens.c.token).where(
+                chat_sync_tokens.c.account == account)).scalar()
+        return token
+
+    def save_sync_token(self, account: str, token: str, at: datetime) -> None:
+        with self._store.write() as uow:
+            c = uow.connection
+            updated = c.execute(update(chat_sync_tokens).where(
+                chat_sync_tokens.c.account == account).values(token=token, updated_at=at))
+            if not updated.rowcount:
+                c.execute(insert(chat_sync_tokens).values(account=account, token=token,
+                                                          updated_at=at))

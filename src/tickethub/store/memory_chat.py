@@ -5,7 +5,7 @@ contracts (``tests/store/test_store_contract_chat.py`` runs on every store).
 Tables: ``chat_threads`` (thread → version), ``chat_inbox`` (seq → item, with
 ``chat_events`` holding each ``(transport, event id)`` once), ``chat_conversations`` (id
 → record; one per ticket, in ``chat_tickets``) and ``chat_prompts`` (event id →
-conversation id)."""
+conversation id), ``chat_sync_tokens`` (account → token)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ class MemoryChatState:
             "chat_conversations")
         self._tickets: dict[int, int] = state.table("chat_tickets")
         self._prompts: dict[str, int] = state.table("chat_prompts")
+        self._sync_tokens: dict[str, str] = state.table("chat_sync_tokens")
 
     def receive(self, thread: str, transport: str, event_id: str, sender: str, body: str,
                 data: dict[str, Any], at: datetime) -> InboxItem | None:
@@ -138,3 +139,11 @@ class MemoryChatState:
     def items(self, thread: str) -> list[InboxItem]:
         with self._store.transaction():
             return [_item(i) for i in self._inbox.values() if i.thread == thread]
+
+    def sync_token(self, account: str) -> str | None:
+        with self._store.transaction():
+            return self._sync_tokens.get(account)
+
+    def save_sync_token(self, account: str, token: str, at: datetime) -> None:
+        with self._store.transaction() as changes:
+            changes.put(self._sync_tokens, account, token)

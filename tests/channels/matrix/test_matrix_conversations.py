@@ -13,7 +13,7 @@ from pathlib import Path
 from tests.channels.matrix.people import BOT, HOMESERVER, Person
 from tests.conftest import ADMIN_TOKEN
 from tests.conversations.conftest import Hub
-from tickethub.channels.matrix.transport import MatrixTransport
+from tickethub.channels.matrix.transport import MatrixTransport, SyncTokens
 from tickethub.conversations.engine import ConversationEngine
 from tickethub.conversations.examples import foodselection
 from tickethub.conversations.pump import run_conversations
@@ -30,11 +30,13 @@ SECOND = "@human2:localhost"
 
 
 @asynccontextmanager
-async def serving(engine: ConversationEngine, room: str) -> AsyncIterator[None]:
+async def serving(engine: ConversationEngine, room: str, *, tokens: SyncTokens | None = None,
+                  backlog_seconds: float = 3600.0) -> AsyncIterator[None]:
     """The hub's Matrix bot serving ``room`` (as the component does) until the block
     ends. Only that room: the bot account is shared by every test run."""
     transport = MatrixTransport(HOMESERVER, BOT, password=BOT_PASSWORD, rooms=(room,),
-                                sync_timeout_ms=1000)
+                                sync_timeout_ms=1000, tokens=tokens,
+                                backlog_seconds=backlog_seconds)
     task = asyncio.create_task(run_conversations(engine, transport, expire_every=0.5))
     try:
         yield
@@ -70,6 +72,41 @@ async def test_foodselection_in_a_thread_with_a_restart_and_a_second_person(
         assert ticket.refs["chat_thread"] == f"matrix|{room}|{root}"
         bobs = [(m.body, m.trusted) for m in hub.tickets.messages(1) if m.author == SECOND]
         assert bobs == [("2", False)]
+    finally:
+        hub.close()
+
+
+class _Tokens:
+    """The sync tokens of one hub's database, per bot account (as ``ChatState`` keeps
+    them), but each test keeps its own: the bot account is shared by every test run."""
+
+    def __init__(self) -> None:
+        self.saved: dict[str, str] = {}
+
+    def sync_token(self, account: str) -> str | None:
+        return self.saved.get(account)
+
+    def save_sync_token(self, account: str, token: str, at: object) -> None:
+        self.saved[account] = token
+
+
+async def test_a_restarted_hub_goes_on_from_its_stored_sync_token(
+        tmp_path: Path, people: tuple[Person, Person, str]) -> None:
+    """The hub is down longer than its backlog window: a fresh bot would skip what was
+    said meanwhile as old history; with the stored token it is handled."""
+    alice, _, room = people
+    hub = Hub(f"sqlite:///{tmp_path / 'hub.db'}", SystemClock(), foodselection.handlers,
+              frozenset())
+    tokens = _Tokens()
+    try:
+        async with serving(hub.engine, room, tokens=tokens, backlog_seconds=1.0):
+            root = await alice.send(room, "@bot foodselection tomorrow")
+            await alice.wait_bot(room, root, "Which dish for")
+        assert tokens.saved, "no sync token was stored"
+        await alice.send(room, "3", thread=root)  # while the hub is down ...
+        await asyncio.sleep(2.0)  # ... for longer than the backlog window
+        async with serving(hub.build(), room, tokens=tokens, backlog_seconds=1.0):
+            await alice.wait_bot(room, root, "Any dietary needs?")
     finally:
         hub.close()
 

@@ -32,7 +32,7 @@ def install(runtime: Host, state: ChatState) -> None:
         settings.matrix_homeserver, settings.matrix_user,
         password=password.get_secret_value() if password else None,
         token=token.get_secret_value() if token else None,
-        rooms=tuple(settings.matrix_rooms))
+        rooms=tuple(settings.matrix_rooms), tokens=state)
     # Tickets with the ref matrix_room are posted there; answers come back through the
     # engine (conversations/ticket_threads.py).
     runtime.add_channel(MatrixTicketChannel(runtime.tickets, transport))

@@ -4,9 +4,12 @@ Inbound: a ``/sync`` loop as the bot user; every ``m.room.message`` from someone
 becomes a :class:`~tickethub.conversations.model.ChatMessage` whose thread root is the
 ``m.thread`` relation's event (a top-level message roots its own thread), whose
 ``reply_to`` is a real reply (not a thread's reply fallback), and which is *direct* in a
-room of two members. Invitations are accepted. After a restart the first sync re-reads
-recent timelines; the engine drops what it already handled (event ids), so messages sent
-while the hub was down are handled and nothing twice.
+room of two members. Invitations are accepted. With ``tokens`` (the hub's chat state),
+the sync token is stored once a sync's messages have been handled, and a restarted hub
+goes on from where it stopped, so messages sent while it was down are handled however
+long that was; the engine drops what it already handled (event ids), so a message handled
+just before a crash is not handled twice. Without a stored token (a fresh bot) the first
+sync reads recent timelines, and messages older than ``backlog_seconds`` are skipped.
 
 Outbound: replies go into the thread (``m.thread`` with the reply fallback for older
 clients); a private reply goes to a direct room with the user, created on first need.
@@ -19,7 +22,8 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any, cast
+from datetime import UTC, datetime
+from typing import Any, Protocol, cast
 
 from mautrix.api import HTTPAPI
 from mautrix.client import ClientAPI
@@ -72,6 +76,14 @@ def _direct_invite(invite: dict[str, Any], user: str) -> bool:
     return False
 
 
+class SyncTokens(Protocol):
+    """Where a chat account stopped reading (``services.chat_state.ChatState`` has it)."""
+
+    def sync_token(self, account: str) -> str | None: ...
+
+    def save_sync_token(self, account: str, token: str, at: datetime) -> None: ...
+
+
 class MatrixTransport:
     """The bot's Matrix account. ``rooms``: joined at start and, when given, the only
     rooms served (direct rooms always are); empty: every room the bot is invited to.
@@ -82,8 +94,11 @@ class MatrixTransport:
 
     def __init__(self, homeserver: str, user: str, *, password: str | None = None,
                  token: str | None = None, rooms: tuple[str, ...] = (),
-                 backlog_seconds: float = 3600.0, sync_timeout_ms: int = 5000) -> None:
+                 backlog_seconds: float = 3600.0, sync_timeout_ms: int = 5000,
+                 tokens: SyncTokens | None = None) -> None:
         self.user = user
+        self.account = f"{TRANSPORT}:{user}"
+        self._tokens = tokens
         self._password = password
         self._rooms = rooms
         self._backlog_ms = backlog_seconds * 1000
@@ -110,7 +125,8 @@ class MatrixTransport:
         await self.client.api.session.close()
 
     async def messages(self) -> AsyncIterator[ChatMessage]:
-        since: str | None = None
+        since = await self._stored_token()
+        resumed = since is not None  # then nothing is backlog: every event is unhandled
         while True:
             try:
                 sync = await self.client.sync(  # an inline filter JSON works as the id
@@ -120,7 +136,6 @@ class MatrixTransport:
                 log.exception("matrix sync failed; retrying")
                 await asyncio.sleep(2)
                 continue
-            since = sync["next_batch"]
             rooms = sync.get("rooms", {})
             for room_id, invite in rooms.get("invite", {}).items():
                 if self._serves(room_id) or _direct_invite(invite, self.user):
@@ -131,7 +146,8 @@ class MatrixTransport:
                 for raw in room.get("timeline", {}).get("events", []):
                     if raw.get("sender") == self.user:
                         continue
-                    if now_ms - raw.get("origin_server_ts", now_ms) > self._backlog_ms:
+                    if (not resumed and
+                            now_ms - raw.get("origin_server_ts", now_ms) > self._backlog_ms):
                         continue
                     direct = await self._is_direct(room_id)
                     if not (direct or self._serves(room_id)):
@@ -139,6 +155,25 @@ class MatrixTransport:
                     msg = parse_message(room_id, raw, direct)
                     if msg is not None:
                         yield msg
+            # Here every message of this sync has been handled (the consumer asked for
+            # the next one): only now is the token worth keeping.
+            if sync["next_batch"] != since:
+                since = sync["next_batch"]
+                await self._store_token(since)
+
+    async def _stored_token(self) -> str | None:
+        if self._tokens is None:
+            return None
+        return await asyncio.to_thread(self._tokens.sync_token, self.account)
+
+    async def _store_token(self, token: str) -> None:
+        if self._tokens is None:
+            return
+        try:
+            await asyncio.to_thread(self._tokens.save_sync_token, self.account, token,
+                                    datetime.now(UTC))
+        except Exception:  # the database away a moment: the next sync stores a newer one
+            log.exception("storing the matrix sync token failed")
 
     def _serves(self, room_id: str) -> bool:
         return not self._rooms or room_id in self._rooms
