@@ -69,8 +69,14 @@ async def test_events_are_posted_signed_and_retried_until_delivered(client, admi
         assert headers["x-tickethub-event"] == "ticket.created"
         assert payload["event"]["ticket_id"] == ticket["id"]
         assert headers["x-tickethub-delivery"] == payload["delivery"]
-        deliveries = (await client.get("/api/v1/deliveries?channel=webhook",
-                                       headers=admin)).json()
+        # The receiver has the payload before the hub has its 200 and marks the
+        # delivery done: read the outcome once it is written.
+        for _ in range(200):
+            deliveries = (await client.get("/api/v1/deliveries?channel=webhook",
+                                           headers=admin)).json()
+            if deliveries and deliveries[0]["status"] != "pending":
+                break
+            await asyncio.sleep(0.05)
         assert [(d["status"], d["attempts"]) for d in deliveries] == [("delivered", 3)]
     finally:
         server.should_exit = True
