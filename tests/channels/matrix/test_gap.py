@@ -33,7 +33,7 @@ class _History:
 
 def _transport(history: _History) -> MatrixTransport:
     transport = MatrixTransport("http://127.0.0.1:1", "@bot:localhost", token="t")
-    transport.client.api.request = history.request  # type: ignore[method-assign]
+    transport.client.api.request = history.request  # type: ignore[method-assign,assignment]
     return transport
 
 
