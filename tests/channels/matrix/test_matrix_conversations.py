@@ -31,12 +31,14 @@ SECOND = "@human2:localhost"
 
 @asynccontextmanager
 async def serving(engine: ConversationEngine, room: str, *, tokens: SyncTokens | None = None,
-                  backlog_seconds: float = 3600.0) -> AsyncIterator[None]:
+                  backlog_seconds: float = 3600.0, timeline_limit: int = 100,
+                  ) -> AsyncIterator[None]:
     """The hub's Matrix bot serving ``room`` (as the component does) until the block
     ends. Only that room: the bot account is shared by every test run."""
     transport = MatrixTransport(HOMESERVER, BOT, password=BOT_PASSWORD, rooms=(room,),
                                 sync_timeout_ms=1000, tokens=tokens,
-                                backlog_seconds=backlog_seconds)
+                                backlog_seconds=backlog_seconds,
+                                timeline_limit=timeline_limit)
     task = asyncio.create_task(run_conversations(engine, transport, expire_every=0.5))
     try:
         yield
@@ -106,6 +108,28 @@ async def test_a_restarted_hub_goes_on_from_its_stored_sync_token(
         await alice.send(room, "3", thread=root)  # while the hub is down ...
         await asyncio.sleep(2.0)  # ... for longer than the backlog window
         async with serving(hub.build(), room, tokens=tokens, backlog_seconds=1.0):
+            await alice.wait_bot(room, root, "Any dietary needs?")
+    finally:
+        hub.close()
+
+
+async def test_messages_beyond_a_limited_timeline_are_paged_back_after_a_restart(
+        tmp_path: Path, people: tuple[Person, Person, str]) -> None:
+    """More was said while the hub was down than one sync returns per room: the sync
+    comes back ``limited`` and the answer buried under the chatter is read from the
+    room's history, not lost."""
+    alice, bob, room = people
+    hub = Hub(f"sqlite:///{tmp_path / 'hub.db'}", SystemClock(), foodselection.handlers,
+              frozenset())
+    tokens = _Tokens()
+    try:
+        async with serving(hub.engine, room, tokens=tokens, timeline_limit=3):
+            root = await alice.send(room, "@bot foodselection tomorrow")
+            await alice.wait_bot(room, root, "Which dish for")
+        await alice.send(room, "3", thread=root)  # while the hub is down, then chatter
+        for n in range(6):
+            await bob.send(room, f"unrelated chatter {n}")
+        async with serving(hub.build(), room, tokens=tokens, timeline_limit=3):
             await alice.wait_bot(room, root, "Any dietary needs?")
     finally:
         hub.close()

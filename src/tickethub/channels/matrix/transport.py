@@ -10,6 +10,10 @@ goes on from where it stopped, so messages sent while it was down are handled ho
 long that was; the engine drops what it already handled (event ids), so a message handled
 just before a crash is not handled twice. Without a stored token (a fresh bot) the first
 sync reads recent timelines, and messages older than ``backlog_seconds`` are skipped.
+A sync from a token returns at most ``timeline_limit`` events per room and marks the
+timeline ``limited`` when there were more: the messages in between are then paged back
+from the room's history (``/messages`` from the timeline's ``prev_batch`` to the token),
+oldest first, so a busy room or a long restart loses nothing.
 
 Outbound: replies go into the thread (``m.thread`` with the reply fallback for older
 clients); a private reply goes to a direct room with the user, created on first need.
@@ -25,7 +29,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
-from mautrix.api import HTTPAPI
+from mautrix.api import HTTPAPI, Method, Path
 from mautrix.client import ClientAPI
 from mautrix.types import (
     JSON,
@@ -47,9 +51,18 @@ from tickethub.conversations.model import ChatMessage, Reply
 log = logging.getLogger(__name__)
 
 TRANSPORT = "matrix"
-_SYNC_FILTER = json.dumps({"room": {"timeline": {"limit": 100, "types": ["m.room.message"]},
-                                    "state": {"lazy_load_members": True}},
-                           "presence": {"types": []}, "account_data": {"types": []}})
+_MESSAGES_ONLY = json.dumps({"types": ["m.room.message"]})
+# Pages of a limited timeline's gap read back at most (100 events each): a gap longer
+# than that is logged and its oldest messages are skipped, so one room that was flooded
+# while the hub was down cannot hold up every other room.
+MAX_GAP_PAGES = 50
+
+
+def _sync_filter(timeline_limit: int) -> str:
+    return json.dumps({"room": {"timeline": {"limit": timeline_limit,
+                                             "types": ["m.room.message"]},
+                                "state": {"lazy_load_members": True}},
+                       "presence": {"types": []}, "account_data": {"types": []}})
 
 
 def parse_message(room_id: str, raw: dict[str, Any], direct: bool) -> ChatMessage | None:
@@ -95,7 +108,7 @@ class MatrixTransport:
     def __init__(self, homeserver: str, user: str, *, password: str | None = None,
                  token: str | None = None, rooms: tuple[str, ...] = (),
                  backlog_seconds: float = 3600.0, sync_timeout_ms: int = 5000,
-                 tokens: SyncTokens | None = None) -> None:
+                 tokens: SyncTokens | None = None, timeline_limit: int = 100) -> None:
         self.user = user
         self.account = f"{TRANSPORT}:{user}"
         self._tokens = tokens
@@ -103,6 +116,7 @@ class MatrixTransport:
         self._rooms = rooms
         self._backlog_ms = backlog_seconds * 1000
         self._sync_timeout = sync_timeout_ms
+        self._sync_filter = _sync_filter(timeline_limit)
         self.client = ClientAPI(UserID(user), api=HTTPAPI(base_url=homeserver, token=token or ""))
         self._members: dict[str, int] = {}
         self._dm_rooms: dict[str, str] = {}
@@ -131,7 +145,7 @@ class MatrixTransport:
             try:
                 sync = await self.client.sync(  # an inline filter JSON works as the id
                     since=SyncToken(since) if since else None, timeout=self._sync_timeout,
-                    filter_id=FilterID(_SYNC_FILTER))
+                    filter_id=FilterID(self._sync_filter))
             except Exception:  # server restarting: wait and go on from the same token
                 log.exception("matrix sync failed; retrying")
                 await asyncio.sleep(2)
@@ -143,7 +157,11 @@ class MatrixTransport:
                 self._members.pop(room_id, None)
             now_ms = time.time() * 1000
             for room_id, room in rooms.get("join", {}).items():
-                for raw in room.get("timeline", {}).get("events", []):
+                timeline = room.get("timeline", {})
+                events = timeline.get("events", [])
+                if since and timeline.get("limited") and timeline.get("prev_batch"):
+                    events = await self._gap(room_id, timeline["prev_batch"], since) + events
+                for raw in events:
                     if raw.get("sender") == self.user:
                         continue
                     if (not resumed and
@@ -160,6 +178,28 @@ class MatrixTransport:
             if sync["next_batch"] != since:
                 since = sync["next_batch"]
                 await self._store_token(since)
+
+    async def _gap(self, room_id: str, prev_batch: str, since: str) -> list[dict[str, Any]]:
+        """The messages of ``room_id`` a limited timeline left out: from the previous
+        sync's token ``since`` up to the timeline's ``prev_batch``, oldest first."""
+        gap: list[dict[str, Any]] = []
+        start = prev_batch
+        for _ in range(MAX_GAP_PAGES):
+            page = await self.client.api.request(
+                Method.GET, Path.v3.rooms[RoomID(room_id)].messages,
+                query_params={"from": start, "to": since, "dir": "b", "limit": "100",
+                              "filter": _MESSAGES_ONLY})
+            chunk = page.get("chunk", [])
+            gap.extend(chunk)
+            end = page.get("end")
+            if not chunk or end is None or end == start:
+                break
+            start = end
+        else:
+            log.warning("matrix room %s: more than %d messages missed; the oldest are "
+                        "skipped", room_id, MAX_GAP_PAGES * 100)
+        gap.reverse()
+        return gap
 
     async def _stored_token(self) -> str | None:
         if self._tokens is None:
