@@ -87,6 +87,25 @@ def test_an_add_quotes_the_question_and_a_status_reads_its_new_status() -> None:
     assert (op.op, op.new_status) == ("status", "deferred")
 
 
+def test_an_unsure_model_abstains_to_ignore_or_to_rules() -> None:
+    # Two classes level (0.5 each): below a min_prob of 0.6 the model does not decide.
+    unsure = {"bias": [0, 0, 3.0, 0, 0, 3.0]}  # answer or ignore, nothing else
+    mail, context = _mail_and_context("Thanks, that worked! The box boots fine now.",
+                                      sender="asker@x.org")
+    sure = LearnedExtractor(_model({"bias": [0, 0, 3.0, 0, 0, 0]}))
+    assert [o.op for o in sure.extract_now(mail, context)] == ["answer"]  # type: ignore[arg-type]
+    model = _model(unsure)
+    model.min_prob = 0.6
+    assert LearnedExtractor(model).decide(mail, context) == "ignore"  # type: ignore[arg-type]
+    model.fallback = "rules"
+    [op] = LearnedExtractor(model).extract_now(mail, context)  # type: ignore[arg-type]
+    assert (op.op, op.target) == ("complete", ISSUE.id)  # what rules says of the requester
+    model.min_prob = 0.4  # sure enough: the model decides again
+    assert LearnedExtractor(model).decide(mail, context) == "answer"  # type: ignore[arg-type]
+    assert Model({"classes": list(CLASSES), "weights": {},
+                  "settings": {"min_prob": 0.7, "fallback": "rules"}}).fallback == "rules"
+
+
 def test_a_pasted_log_without_full_stops_still_gives_a_quote_that_fits() -> None:
     # Found on blind mail: a 1,500-character shell session with no sentence end was one
     # "sentence", quoted whole as evidence, and the operation failed validation, so the

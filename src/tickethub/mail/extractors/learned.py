@@ -151,6 +151,11 @@ class Model:
         settings = data.get("settings", {})
         self.words = bool(settings.get("words", True))
         self.stacked = bool(settings.get("stacked", True))
+        self.min_prob = float(settings.get("min_prob", 0.0))
+        """Abstention: when the most probable class is less probable than this, the model
+        does not decide: the ``rules`` extractor does (``fallback="rules"``), or the mail is
+        ignored (``fallback="ignore"``, only for a class other than ignore)."""
+        self.fallback = str(settings.get("fallback", "ignore"))
 
     def features(self, mail: ParsedMail, context: MailContext) -> dict[str, float]:
         """The features this model was trained on."""
@@ -194,16 +199,24 @@ class LearnedExtractor:
         """The most probable class the mail may have (one needing a target only when
         it has one)."""
         target = rules.target_of(context)
-        totals = self.model.scores(self.model.features(mail, context))
-        allowed = [(score, c) for score, c in zip(totals, self.model.classes, strict=True)
+        probs = self.model.probabilities(self.model.features(mail, context))
+        allowed = [(p, c) for p, c in zip(probs, self.model.classes, strict=True)
                    if target is not None or c not in NEEDS_TARGET]
-        return max(allowed, key=lambda pair: pair[0])[1]
+        best, choice = max(allowed, key=lambda pair: pair[0])
+        if best < self.model.min_prob:
+            if self.model.fallback == "rules":
+                return "rules"
+            if choice != "ignore":
+                return "ignore"
+        return choice
 
     def extract_now(self, mail: ParsedMail, context: MailContext) -> list[Operation]:
         sentences = rules.sentences(rules.clean(mail.own_text))
         if mail.is_automatic or not sentences:
             return [Operation(op="ignore")]
         choice = self.decide(mail, context)
+        if choice == "rules":
+            return rules.RulesExtractor().extract_now(mail, context)
         target = rules.target_of(context)
         if choice.startswith("add:"):
             kind = choice[4:]
