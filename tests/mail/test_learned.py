@@ -1,7 +1,8 @@
 """The ``learned`` extractor: its features, its decisions within what the context allows,
 the shipped model rebuilt byte for byte from the labels, and the training being
-deterministic. Its scores are measured by grouped cross-validation
-(``tests/fixtures/mail_dev/cv.py``), not pinned here."""
+deterministic, and floors of the shipped model's scores on the parts it was not trained on.
+Its cross-validated scores are measured by leave-one-part-out
+(``tests/fixtures/mail_dev/cv.py``, numbers in ``docs/mail.md``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.mail.conftest import SAMPLE_LABELS, SAMPLE_MBOX, make_mail
+from tickethub.mail.build import ingest, make_pipeline
 from tickethub.mail.extractors.base import IssueView, MailContext
 from tickethub.mail.extractors.learned import (
     CLASSES,
@@ -23,6 +25,10 @@ from tickethub.mail.extractors.learned import (
 from tickethub.mail.learn import Example, dump, gold_class, train
 from tickethub.mail.operations import MAX_EVIDENCE, quote_found
 from tickethub.mail.parse import parse_mail
+from tickethub.mail.score import score
+from tickethub.mail.sources import FileSource
+from tickethub.mail.tree import export_tree
+from tickethub.server.runtime import HubRuntime
 
 DEV = Path(__file__).resolve().parents[1] / "fixtures" / "mail_dev"
 ISSUE = IssueView(id=7, kind="question", status="open", title="t", raised_by="asker@x.org",
@@ -87,6 +93,25 @@ def test_an_add_quotes_the_question_and_a_status_reads_its_new_status() -> None:
     assert (op.op, op.new_status) == ("status", "deferred")
 
 
+def test_an_unsure_model_abstains_to_ignore_or_to_rules() -> None:
+    # Two classes level (0.5 each): below a min_prob of 0.6 the model does not decide.
+    unsure = {"bias": [0, 0, 3.0, 0, 0, 3.0]}  # answer or ignore, nothing else
+    mail, context = _mail_and_context("Thanks, that worked! The box boots fine now.",
+                                      sender="asker@x.org")
+    sure = LearnedExtractor(_model({"bias": [0, 0, 3.0, 0, 0, 0]}))
+    assert [o.op for o in sure.extract_now(mail, context)] == ["answer"]  # type: ignore[arg-type]
+    model = _model(unsure)
+    model.min_prob = 0.6
+    assert LearnedExtractor(model).decide(mail, context) == "ignore"  # type: ignore[arg-type]
+    model.fallback = "rules"
+    [op] = LearnedExtractor(model).extract_now(mail, context)  # type: ignore[arg-type]
+    assert (op.op, op.target) == ("complete", ISSUE.id)  # what rules says of the requester
+    model.min_prob = 0.4  # sure enough: the model decides again
+    assert LearnedExtractor(model).decide(mail, context) == "answer"  # type: ignore[arg-type]
+    assert Model({"classes": list(CLASSES), "weights": {},
+                  "settings": {"min_prob": 0.7, "fallback": "rules"}}).fallback == "rules"
+
+
 def test_a_pasted_log_without_full_stops_still_gives_a_quote_that_fits() -> None:
     # Found on blind mail: a 1,500-character shell session with no sentence end was one
     # "sentence", quoted whole as evidence, and the operation failed validation, so the
@@ -135,3 +160,27 @@ def test_mail_score_runs_the_learned_extractor() -> None:
         env={"TICKETHUB_DATABASE_URL": ""})
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["op_accuracy"] > 0.5
+
+
+@pytest.mark.parametrize("part, floors, duplicates", [
+    # The parts the shipped model was never trained on (it knows tune … test3 only), each
+    # pinned a little under its score (docs/mail.md). The model stacks what ``rules``
+    # decides, so these move with the cues too.
+    ("test4", {"op_accuracy": 0.75, "target_accuracy": 0.66, "closing_precision": 0.68,
+               "closing_recall": 0.66}, 0.2),
+    ("test5", {"op_accuracy": 0.76, "target_accuracy": 0.67, "closing_precision": 0.7,
+               "closing_recall": 0.8}, 0.18),
+    ("test6", {"op_accuracy": 0.66, "target_accuracy": 0.53, "closing_precision": 0.74,
+               "closing_recall": 0.6}, 0.2),
+    ("test7", {"op_accuracy": 0.62, "target_accuracy": 0.5, "closing_precision": 0.58,
+               "closing_recall": 0.63}, 0.22),
+])
+async def test_shipped_model_floors_on_parts_it_never_saw(
+        runtime: HubRuntime, part: str, floors: dict[str, float], duplicates: float) -> None:
+    box = FileSource(DEV / f"{part}.mbox")
+    await ingest(make_pipeline(runtime, LearnedExtractor()), box.name, box)
+    result = score(export_tree(runtime.tickets), json.loads(
+        (DEV / f"{part}.labels.json").read_text()))
+    for metric, floor in floors.items():
+        assert result[metric] >= floor, (metric, result[metric])
+    assert result["duplicate_rate"] <= duplicates

@@ -12,7 +12,8 @@ mailboxes, deterministically: the same labels give the same model file, byte for
 3. **Write** (``dump``): the weights rounded to 4 decimals, features sorted, one per line.
 
 ``tickethub mail train`` runs all three over the development set;
-``tests/fixtures/mail_dev/cv.py`` uses the same functions for grouped cross-validation.
+``tests/fixtures/mail_dev/cv.py`` uses the same functions for leave-one-part-out
+cross-validation.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def train(examples: Sequence[Example], *, l2: float = 0.05, epochs: int = 30,
     """Fit the model (see the module docstring); returns its data for ``dump``.
     ``words`` and ``stacked`` choose feature groups (``learned.features``): examples are
     collected with all of them, and the groups left out are dropped here. The defaults
-    are what grouped cross-validation chose: without words (on a few hundred mails they
+    are what cross-validation chose: without words (on a few hundred mails they
     only fit the training threads), with the ``rules`` decision stacked."""
     examples = [_only(e, words=words, stacked=stacked) for e in examples]
     counts: Counter[str] = Counter()
