@@ -309,6 +309,8 @@ def test_dev_set_labels_check_out_and_a_bad_quote_is_caught(tmp_path: Path) -> N
                "closing_recall": 0.68}, 0.21),
     ("test7", {"op_accuracy": 0.6, "target_accuracy": 0.38, "closing_precision": 0.58,
                "closing_recall": 0.5}, 0.12),
+    ("test8", {"op_accuracy": 0.66, "target_accuracy": 0.54, "closing_precision": 0.68,
+               "closing_recall": 0.75}, 0.15),
 ])
 async def test_dev_set_floors(runtime: HubRuntime, pipeline: MailPipeline, part: str,
                               floors: dict[str, float], duplicates: float) -> None:

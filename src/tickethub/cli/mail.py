@@ -217,7 +217,7 @@ mail.add_command(score, name="eval")
               path_type=Path), default=Path("tests/fixtures/mail_dev"), show_default=True,
               help="The labelled development folder (PART.labels.json + PART.mbox).")
 @click.option("--part", "parts", multiple=True,
-              help="A part to train on (repeat) [default: tune, test, test2, test3].")
+              help="A part to train on (repeat) [default: tune and test, test2 … test7].")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where to write the model [default: the file shipped in the package].")
 @click.option("--check", is_flag=True,
