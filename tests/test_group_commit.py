@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from tickethub.group_commit import GroupCommit
+from tickethub.group_commit import GroupCommit, call_after_batch
 
 
 async def test_waiting_items_share_the_next_transaction() -> None:
@@ -110,3 +110,49 @@ async def test_a_commit_that_writes_through_another_group_does_not_wait_on_it() 
     assert await asyncio.wait_for(outer.submit(1), 10) == 2
     (_, outer_thread), (_, inner_thread) = threads
     assert inner_thread == outer_thread  # written right there, not queued
+
+
+async def test_what_a_commit_queues_for_its_loop_runs_there_before_the_results() -> None:
+    loop = asyncio.get_running_loop()
+    seen: list[tuple[str, int | None, str]] = []
+    queued: list[bool] = []
+
+    def commit(items: Sequence[str]) -> list[str]:
+        for item in items:
+            queued.append(call_after_batch(loop, lambda i: seen.append(
+                (i, threading.get_ident(), "after")), item))
+        return [item.upper() for item in items]
+
+    group: GroupCommit[str, str] = GroupCommit(commit)
+    assert await group.submit("a") == "A"
+    assert queued == [True]
+    assert seen == [("a", threading.get_ident(), "after")]  # on the loop's own thread
+
+
+async def test_callbacks_queued_before_a_failure_still_run() -> None:
+    loop = asyncio.get_running_loop()
+    seen: list[str] = []
+
+    def commit(items: Sequence[str]) -> list[str]:
+        call_after_batch(loop, seen.append, "notified")
+        raise RuntimeError("disk full")
+
+    group: GroupCommit[str, str] = GroupCommit(commit)
+    with pytest.raises(RuntimeError, match="disk full"):
+        await group.submit("a")
+    assert seen == ["notified"]
+
+
+async def test_outside_a_batch_or_for_another_loop_nothing_is_queued() -> None:
+    loop = asyncio.get_running_loop()
+    assert not call_after_batch(loop, print)  # the loop's own thread, no batch
+    assert not await asyncio.to_thread(call_after_batch, loop, print)  # a plain thread
+    other = asyncio.new_event_loop()
+    try:
+        answers: list[bool] = []
+        group: GroupCommit[str, str] = GroupCommit(
+            lambda items: [answers.append(call_after_batch(other, print)) or i for i in items])
+        await group.submit("a")
+        assert answers == [False]  # queued only for the loop the batch answers on
+    finally:
+        other.close()

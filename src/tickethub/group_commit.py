@@ -37,6 +37,24 @@ def _mark_commit_thread() -> None:
     _committing.active = True
 
 
+def call_after_batch(loop: asyncio.AbstractEventLoop, callback: Callable[..., object],
+                     *args: object) -> bool:
+    """From inside a batch's commit (a drain thread): queue ``callback(*args)`` to run on
+    ``loop`` when the batch's results are handed back there, and return True. That
+    hand-back wakes the loop anyway, so a notification (the bus waking waiters) rides
+    along instead of waking it a second time: a cross-thread wake-up is a system call,
+    among the dearest things a write does. False anywhere else (another thread, a batch
+    of another loop): the caller wakes ``loop`` itself. Callbacks run in the order
+    queued, before the batch's requests get their results, also when the commit failed
+    after queuing them."""
+    queued: list[tuple[Callable[..., object], tuple[object, ...]]] | None = getattr(
+        _committing, "after", None)
+    if queued is None or getattr(_committing, "loop", None) is not loop:
+        return False
+    queued.append((callback, args))
+    return True
+
+
 # The drains' threads: their own pool, not the loop's default executor, so threads that
 # block in ``submit_blocking`` (some from that executor) can never starve the drain that
 # would release them. One drain per GroupCommit at a time, so a few threads serve all.
@@ -115,8 +133,12 @@ class GroupCommit(Generic[In, Out]):
                 try:
                     # A plain executor thread (lighter than anyio's worker threads);
                     # one drain at a time needs one thread.
-                    results = await asyncio.get_running_loop().run_in_executor(
-                        _DRAINS, self._commit, [item for item, _ in batch])
+                    loop = asyncio.get_running_loop()
+                    results, after = await loop.run_in_executor(
+                        _DRAINS, self._commit_batch, loop, [item for item, _ in batch])
+                    _run_all(after)
+                    if isinstance(results, BaseException):
+                        raise results
                 except Exception as exc:
                     self._seconds.observe(time.perf_counter() - started)
                     for _, future in batch:
@@ -133,6 +155,24 @@ class GroupCommit(Generic[In, Out]):
                         future.set_result(result)
         finally:
             self._draining = False
+
+    def _commit_batch(self, loop: asyncio.AbstractEventLoop, items: list[In]
+                      ) -> tuple[Sequence[Out | Exception] | Exception,
+                                 list[tuple[Callable[..., object], tuple[object, ...]]]]:
+        """``commit(items)`` in a drain thread, with what it queued by
+        ``call_after_batch`` for ``loop`` (its exception in place of the results)."""
+        _committing.after, _committing.loop = [], loop
+        try:
+            return self._commit(items), _committing.after
+        except Exception as exc:
+            return exc, _committing.after
+        finally:
+            _committing.after = _committing.loop = None
+
+
+def _run_all(callbacks: list[tuple[Callable[..., object], tuple[object, ...]]]) -> None:
+    for callback, args in callbacks:
+        callback(*args)
 
 
 def _on_event_loop() -> bool:

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
 from tickethub.domain.tickets import Moved, Ticket
+from tickethub.group_commit import call_after_batch
 from tickethub.ops.series import WAKE_LATENCY
 
 _TICKET_SEQS = 100_000  # tickets whose latest notification the bus remembers
@@ -106,7 +107,7 @@ class InProcessBus:
         committed = time.perf_counter()  # services notify right after their commit
         if threading.get_ident() == self._loop_thread:
             self._dispatch(seq, tickets, touched, committed)
-        else:
+        elif not call_after_batch(loop, self._dispatch, seq, tickets, touched, committed):
             loop.call_soon_threadsafe(self._dispatch, seq, tickets, touched, committed)
 
     def _dispatch(self, seq: int, tickets: Sequence[Ticket | Moved], touched: Sequence[int],

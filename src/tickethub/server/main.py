@@ -19,6 +19,16 @@ from tickethub.server.runtime import SHUTDOWN_GRACE_SECONDS, HubRuntime
 from tickethub.settings import Settings
 
 
+def _http_protocol() -> type[asyncio.Protocol] | str:
+    """uvicorn's httptools protocol writing each response in one piece
+    (``server/http_protocol.py``); uvicorn's own choice when httptools is missing."""
+    try:
+        from tickethub.server.http_protocol import HubHttpProtocol
+    except ImportError:
+        return "auto"
+    return HubHttpProtocol
+
+
 class HubServer(uvicorn.Server):
     """uvicorn's server, telling the hub's waiters to finish as soon as shutdown begins:
     uvicorn waits for open connections before the app's lifespan ends, and a long-poll
@@ -52,7 +62,7 @@ def serve(settings: Settings, *, announce: bool = True, sock: socket.socket | No
     it); ``on_ready`` is called once the hub accepts connections."""
     logs.configure(settings.log_format, settings.log_level)  # text or JSON lines (ops/)
     hub, app = build_app(settings)
-    config = uvicorn.Config(app, host=settings.host, port=settings.port,
+    config = uvicorn.Config(app, host=settings.host, port=settings.port, http=_http_protocol(),
                             log_level=settings.log_level.lower(), access_log=False,
                             log_config=None,  # uvicorn's lines go through ops.logs too
                             timeout_keep_alive=75, backlog=8192,
