@@ -44,7 +44,7 @@ def test_known_disagreement_gives_exact_numbers() -> None:
     assert result["target_accuracy"] == pytest.approx(0.3333)  # only m3 → m1 of 3 targets
     assert (result["closing_precision"], result["closing_recall"]) == (0.5, 0.5)
     assert result["duplicate_rate"] == pytest.approx(0.3333)  # m4 of B's 3 adds
-    # observed 3/6, chance (2·3 + 1·2 + 1·1) / 36 = 0.25 → (0.5 − 0.25) / 0.75
+    # observed 3/6, chance (2·3 + 1·2 + 1·1) / 36 = 0.25 → (0.5 - 0.25) / 0.75
     assert result["kappa_op"] == pytest.approx(0.3333)
     assert result["confusion"]["answer"] == {"ignore": 1}
     assert result["confusion"]["add"] == {"add": 2}
