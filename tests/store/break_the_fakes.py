@@ -13,7 +13,7 @@ S = "src/tickethub/store/"
 M = [
  ("ap", "memory_ap.py", "sorted(self._tasks.values(), key=lambda r: r.ticket_id)", "list(self._tasks.values())", "list_tasks not in ticket order"),
  ("ap", "memory_ap.py", "if m.ticket_id == ticket_id and m.author != creator", "if m.ticket_id == ticket_id", "first_reply takes the creator's own message"),
- ("ap", "memory_ap.py", "return None if found is None or found.task_id != task_id else self._step(found)", "return None if found is None else self._step(found)", "get_step ignores the task"),
+ ("ap", "memory_ap.py", "return None if found is None or found.task_id != task_id else found", "return found", "get_step/get_artifact ignore the task"),
  ("ap", "memory_ap.py", "if len(set(tickets)) != len(tickets) or any(t in self._task_of_ticket", "if len(set(tickets)) != len(tickets) and any(t in self._task_of_ticket", "a ticket may carry two tasks"),
  ("chat", "memory_chat.py", "            if (transport, event_id) in self._events:\n                return None\n", "", "a retried event is queued twice"),
  ("chat", "memory_chat.py", "if self._threads.get(thread) != expected_version:", "if thread not in self._threads:", "commit ignores the version"),

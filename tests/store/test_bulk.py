@@ -2,23 +2,30 @@
 writes: ids come back in row order and match what is stored, ticket paths hold their ids
 and depths, lookup rows are written, values are stored exactly as SQLAlchemy's own
 insert stores them, ids are never handed out twice, and a rolled-back batch leaves no
-row. What every store promises (the memory one too) is in ``test_store_contract_*``."""
+row, and the driver's errors come out as SQLAlchemy's own statements raise them. What
+every store promises (the memory one too) is in ``test_store_contract_*``."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from sqlalchemy import func, insert, select, text
+from sqlalchemy import Column, Integer, MetaData, String, Table, func, insert, select, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 
 from tickethub.domain.events import EventType, NewEvent
 from tickethub.domain.messages import MessageDraft, MessageKind
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import TicketDraft, TicketQuery
+from tickethub.errors import DatabaseUnavailable
 from tickethub.server.runtime import HubRuntime
-from tickethub.store.bulk import insert_ids, insert_rows, reserve_ids
+from tickethub.store.bulk import WHERE, insert_ids, insert_rows, reserve_ids, update_rows
+from tickethub.store.engine import make_engine
 from tickethub.store.tables import events, messages, ticket_labels, ticket_refs, tickets
 
 NOW = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
@@ -263,3 +270,48 @@ def test_a_rolled_back_batch_stores_nothing(runtime: HubRuntime) -> None:
     with runtime.store.read() as uow:
         assert uow.tickets.get(again[0].id) == again[0]
         assert uow.events.since(seq[0].seq - 1, limit=10) == seq
+
+
+_plain = Table("plain", MetaData(), Column("id", Integer, primary_key=True),
+               Column("name", String(20), unique=True))
+
+BULK_WRITES: dict[str, Callable[[Any], object]] = {
+    "insert_rows": lambda c: insert_rows(c, _plain, [{"name": "a"}, {"name": "b"}]),
+    "insert_ids": lambda c: insert_ids(c, _plain, [{"name": "a"}, {"name": "b"}]),
+    "update_rows": lambda c: update_rows(c, _plain, [{"name": "z", WHERE + "id": 1}]),
+}
+
+
+@pytest.fixture
+def plain_engine(tmp_path: Any) -> Iterator[Engine]:
+    engine = make_engine(f"sqlite:///{tmp_path / 'plain.db'}")
+    _plain.metadata.create_all(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.mark.parametrize("write", BULK_WRITES.values(), ids=BULK_WRITES.keys())
+def test_a_locked_sqlite_database_is_unavailable(tmp_path: Any, plain_engine: Engine,
+                                                 write: Callable[[Any], object]) -> None:
+    """Another process holding the write lock past the busy timeout: the hub's 503
+    (``DatabaseUnavailable``, via the engine's ``handle_error``), not a bare
+    ``sqlite3.OperationalError`` (a 500)."""
+    holder = sqlite3.connect(tmp_path / "plain.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with plain_engine.connect() as connection:
+            connection.exec_driver_sql("PRAGMA busy_timeout=0")  # (30 s in the hub)
+            connection.commit()
+            with pytest.raises(DatabaseUnavailable) as raised, connection.begin():
+                write(connection)
+            assert isinstance(raised.value.__cause__, sqlite3.OperationalError)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_a_broken_constraint_is_sqlalchemys_integrity_error(plain_engine: Engine) -> None:
+    with pytest.raises(IntegrityError), plain_engine.begin() as connection:
+        insert_rows(connection, _plain, [{"name": "same"}, {"name": "same"}])
+    with plain_engine.connect() as connection:
+        assert connection.execute(select(func.count()).select_from(_plain)).scalar() == 0

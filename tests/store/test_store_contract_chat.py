@@ -4,17 +4,21 @@ in-memory store, SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from sqlalchemy import insert, text
 
 from tests.store.conftest import REFUSED, on_store
 from tickethub.domain.chat import ConversationChange, ConversationRecord, InboxItem
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import TicketDraft
-from tickethub.store.chat_store import SqlChatState
+from tickethub.store.chat_store import SqlChatState, chat_sync_tokens
 from tickethub.store.memory_chat import MemoryChatState
+from tickethub.store.sql_store import SqlStore
 
 NOW = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 T = "matrix:!room:$root"
@@ -157,3 +161,39 @@ def test_a_sync_token_is_kept_per_account_and_replaced(chat: Any) -> None:
     chat.save_sync_token("matrix:@bot:hs", "s4_5_6", NOW + timedelta(seconds=5))
     assert chat.sync_token("matrix:@bot:hs") == "s4_5_6"
     assert chat.sync_token("matrix:@other:hs") == "t9"
+
+
+def test_a_first_sync_token_saved_by_two_writers_at_once_is_saved(store: Any) -> None:
+    """PostgreSQL writers run side by side (SQLite's queue on a lock, the memory store's
+    on one too): a save racing another transaction's first token for the account waits
+    for it and then replaces it, instead of failing on the duplicate key."""
+    if not (isinstance(store, SqlStore) and store.engine.dialect.name == "postgresql"):
+        pytest.skip("only PostgreSQL runs two writers at once")
+    chat = SqlChatState(store)
+    account = "matrix:@bot:hs"
+    failed: list[BaseException] = []
+
+    def save() -> None:
+        try:
+            chat.save_sync_token(account, "second", NOW + timedelta(seconds=1))
+        except BaseException as error:  # handed to the test thread
+            failed.append(error)
+
+    with store.engine.connect() as other:
+        other.execute(insert(chat_sync_tokens).values(account=account, token="first",
+                                                      updated_at=NOW))
+        saver = threading.Thread(target=save)
+        saver.start()
+        # Commit only once the save waits on the uncommitted row (a lock wait), so it
+        # has seen no row before and must meet the other's key.
+        waiting = text("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                       "current_database() AND wait_event_type = 'Lock'")
+        for _ in range(3000):
+            with store.engine.connect() as probe:
+                if probe.execute(waiting).scalar():
+                    break
+            time.sleep(0.01)
+        other.commit()
+    saver.join()
+    assert failed == []
+    assert chat.sync_token(account) == "second"

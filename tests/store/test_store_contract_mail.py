@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from tests.store.conftest import on_store
-from tickethub.domain.mail_records import MailboxCursor, MailRecord
+from tickethub.domain.mail_records import QUARANTINE_KEEP_BYTES, MailboxCursor, MailRecord
 from tickethub.domain.messages import MessageDraft, MessageKind
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import TicketDraft
-from tickethub.store.mail_store import QUARANTINE_KEEP_BYTES, SqlMailState
+from tickethub.store.mail_store import SqlMailState
 from tickethub.store.memory_mail import MemoryMailState
 
 NOW = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)

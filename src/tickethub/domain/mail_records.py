@@ -7,6 +7,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+# How much of a quarantined mail the store keeps (its head: enough to see what it was
+# and why it failed, without letting one huge mail fill the database). A record rule,
+# not a column detail, so the SQL and memory stores share it from here.
+QUARANTINE_KEEP_BYTES = 256 * 1024
+
 
 @dataclass(frozen=True, slots=True)
 class MailboxCursor:

@@ -13,8 +13,9 @@ tickets).
   inserted without explicit ids by one statement, in a write transaction (SQLite has one
   writer at a time), get consecutive rowids, so the ids are the ``n`` up to the last.
 
-On SQLite the rows go to the driver's ``executemany`` directly (on the connection's own
-DBAPI cursor, inside its transaction), converted by each
+On SQLite the rows go to the driver's ``executemany`` as driver SQL
+(``Connection.exec_driver_sql``, inside the connection's transaction, so the driver's
+errors are mapped as for any statement), converted by each
 column's own bind processor, the same conversion SQLAlchemy applies. SQLAlchemy would
 convert every value of every row anew; here a value that is the very same object as
 the one before in its column (the batch's shared timestamp, an empty list) is converted
@@ -29,6 +30,7 @@ from typing import Any
 
 from sqlalchemy import (
     Connection,
+    CursorResult,
     Dialect,
     Insert,
     Table,
@@ -51,11 +53,8 @@ def insert_ids(connection: Connection, table: Table, rows: Sequence[dict[str, An
     if not rows:
         return []
     if connection.dialect.name == "sqlite":
-        cursor = _sqlite_executemany(connection, table, rows)
-        try:
-            last = int(cursor.execute("SELECT last_insert_rowid()").fetchone()[0])
-        finally:
-            cursor.close()
+        _sqlite_executemany(connection, table, rows)
+        last = int(connection.exec_driver_sql("SELECT last_insert_rowid()").scalar_one())
         return list(range(last - len(rows) + 1, last + 1))
     if len(rows) == 1:
         return [int(connection.execute(insert(table), rows[0]).inserted_primary_key[0])]
@@ -97,7 +96,7 @@ def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, A
     if not rows:
         return
     if connection.dialect.name == "sqlite":
-        _sqlite_executemany(connection, table, rows).close()
+        _sqlite_executemany(connection, table, rows)
     else:
         connection.execute(insert(table), list(rows))
 
@@ -111,11 +110,7 @@ def update_rows(connection: Connection, table: Table, rows: Sequence[dict[str, A
         return 0
     columns = tuple(rows[0])
     if connection.dialect.name == "sqlite":
-        cursor = _sqlite_executemany(connection, table, rows)
-        try:
-            return int(cursor.rowcount)
-        finally:
-            cursor.close()
+        return _sqlite_executemany(connection, table, rows).rowcount
     statement = _updates.get((table.name, columns))
     if statement is None:
         statement = _updates[(table.name, columns)] = (
@@ -132,9 +127,11 @@ _updates: dict[tuple[str, tuple[str, ...]], Any] = {}
 
 
 def _sqlite_executemany(connection: Connection, table: Table,
-                        rows: Sequence[dict[str, Any]]) -> Any:
-    """Run the insert (or, with ``WHERE`` keys, the update) on the driver's own cursor
-    (in this connection's transaction) and return that cursor."""
+                        rows: Sequence[dict[str, Any]]) -> CursorResult[Any]:
+    """Run the insert (or, with ``WHERE`` keys, the update) as one driver ``executemany``
+    in this connection's transaction and return its (closed) result. A driver error
+    comes out as SQLAlchemy raises it for its own statements: an ``IntegrityError``, a
+    locked database as ``DatabaseUnavailable`` through the engine's ``handle_error``."""
     columns = tuple(rows[0])
     # An update's SET columns first, then its WHERE columns, as its SQL has them.
     columns = (*(c for c in columns if not c.startswith(WHERE)),
@@ -153,17 +150,10 @@ def _sqlite_executemany(connection: Connection, table: Table,
                 last_in[i] = value
                 last_out[i] = process(value)
             values[i] = last_out[i]
-        params.append(values)
-    cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    try:
-        cursor.executemany(sql, params)
-    except Exception as error:
-        cursor.close()
-        # Raised as SQLAlchemy raises the driver's errors of its own statements (an
-        # ``IntegrityError``, a locked database as ``DatabaseUnavailable`` through the
-        # engine's ``handle_error``), not as the bare ``sqlite3`` exception.
-        connection._handle_dbapi_exception(error, sql, params, None, None)
-    return cursor
+        params.append(tuple(values))
+    # Driver SQL with already-converted tuples: SQLAlchemy hands them to the driver's
+    # ``executemany`` as they are (no compiling, no bind processing).
+    return connection.exec_driver_sql(sql, params)
 
 
 _UNSET = object()

@@ -20,6 +20,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from tickethub.domain.chat import (
@@ -234,10 +235,15 @@ class SqlChatState:
         return token
 
     def save_sync_token(self, account: str, token: str, at: datetime) -> None:
+        """Keep ``token`` as ``account``'s sync token: one upsert, so two writers saving
+        a first token at once both succeed (an UPDATE-then-INSERT would fail the second
+        INSERT on PostgreSQL), the later one winning."""
         with self._store.write() as uow:
             c = uow.connection
-            updated = c.execute(update(chat_sync_tokens).where(
-                chat_sync_tokens.c.account == account).values(token=token, updated_at=at))
-            if not updated.rowcount:
-                c.execute(insert(chat_sync_tokens).values(account=account, token=token,
-                                                          updated_at=at))
+            dialect_insert = postgresql.insert if c.dialect.name == "postgresql" else sqlite.insert
+            statement = dialect_insert(chat_sync_tokens).values(
+                account=account, token=token, updated_at=at)
+            c.execute(statement.on_conflict_do_update(
+                index_elements=[chat_sync_tokens.c.account],
+                set_={"token": statement.excluded.token,
+                      "updated_at": statement.excluded.updated_at}))

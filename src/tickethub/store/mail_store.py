@@ -27,12 +27,15 @@ from sqlalchemy import (
     update,
 )
 
-from tickethub.domain.mail_records import MailboxCursor, MailRecord, QuarantinedMail
+from tickethub.domain.mail_records import (
+    QUARANTINE_KEEP_BYTES,
+    MailboxCursor,
+    MailRecord,
+    QuarantinedMail,
+)
 from tickethub.store.sql_store import SqlStore
 from tickethub.store.tables import messages, metadata
 from tickethub.store.types import UTCDateTime
-
-QUARANTINE_KEEP_BYTES = 256 * 1024
 
 mail_cursors = Table(
     "mail_cursors", metadata,

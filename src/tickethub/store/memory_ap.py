@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
+from typing import TypeVar
 
 from tickethub.domain.agent_protocol import (
     AP_CHANNEL,
@@ -43,6 +44,29 @@ def _message(message: Message) -> Message:
     return replace(message, data=as_json(message.data))
 
 
+_Input = TypeVar("_Input", TaskRecord, StepRecord)
+_OfTask = TypeVar("_OfTask", StepRecord, ArtifactRecord)
+
+
+def _copied(record: _Input) -> _Input:
+    """A task or step as read: its own copy of the caller's JSON."""
+    return replace(record, additional_input=as_json(record.additional_input))
+
+
+def _stored(record: _Input) -> _Input:
+    """A task or step as stored: JSON copied, time in UTC, as the columns keep them."""
+    return replace(record, additional_input=as_json(record.additional_input),
+                   created_at=as_utc(record.created_at))
+
+
+def _of_task(rows: dict[int, _OfTask], row_ids: dict[str, int], outside_id: str,
+             task_id: str) -> _OfTask | None:
+    """The step or artifact with ``outside_id``, if it is one of ``task_id``'s."""
+    row_id = row_ids.get(outside_id)
+    found = None if row_id is None else rows[row_id]
+    return None if found is None or found.task_id != task_id else found
+
+
 class MemoryApRepository:
     def __init__(self, state: MemoryState, changes: Changes) -> None:
         self._s = state
@@ -68,23 +92,18 @@ class MemoryApRepository:
         if any(t not in self._s.tickets for t in tickets):
             raise ConstraintViolation("no ticket for a task")
         for r in records:
-            self._changes.put(self._tasks, r.task_id, replace(
-                r, additional_input=as_json(r.additional_input),
-                created_at=as_utc(r.created_at)))
+            self._changes.put(self._tasks, r.task_id, _stored(r))
             self._changes.put(self._task_of_ticket, r.ticket_id, r.task_id)
-
-    def _task(self, record: TaskRecord) -> TaskRecord:
-        return replace(record, additional_input=as_json(record.additional_input))
 
     def get_task(self, task_id: str) -> TaskRecord | None:
         found = self._tasks.get(task_id)
-        return None if found is None else self._task(found)
+        return None if found is None else _copied(found)
 
     def list_tasks(self, filters: TaskFilter, offset: int, limit: int
                    ) -> tuple[builtins.list[TaskRecord], int]:
         matching = [r for r in sorted(self._tasks.values(), key=lambda r: r.ticket_id)
                     if self._matches(r.ticket_id, filters)]
-        return [self._task(r) for r in matching[offset:offset + limit]], len(matching)
+        return [_copied(r) for r in matching[offset:offset + limit]], len(matching)
 
     def _matches(self, ticket_id: int, filters: TaskFilter) -> bool:
         row = self._s.tickets[ticket_id]
@@ -129,9 +148,7 @@ class MemoryApRepository:
                 raise ConstraintViolation(f"no message {r.input_message_id} for a step")
         for row_id, r in zip(self._s.next_ids("ap_steps", len(records)), records,
                              strict=True):
-            self._changes.put(self._steps, row_id, replace(
-                r, additional_input=as_json(r.additional_input),
-                created_at=as_utc(r.created_at)))
+            self._changes.put(self._steps, row_id, _stored(r))
             self._changes.put(self._step_ids, r.step_id, row_id)
 
     def claim_steps(self, step_ids: Sequence[str], now: datetime, until: datetime
@@ -149,21 +166,17 @@ class MemoryApRepository:
             if step_id in self._claims:
                 self._changes.drop(self._claims, step_id)
 
-    def _step(self, record: StepRecord) -> StepRecord:
-        return replace(record, additional_input=as_json(record.additional_input))
-
     def steps(self, task_ids: Sequence[str]) -> builtins.list[StepRecord]:
         wanted = set(task_ids)
-        return [self._step(s) for s in self._steps.values() if s.task_id in wanted]
+        return [_copied(s) for s in self._steps.values() if s.task_id in wanted]
 
     def latest_step(self, task_id: str) -> StepRecord | None:
-        return next((self._step(s) for s in reversed(self._steps.values())
+        return next((_copied(s) for s in reversed(self._steps.values())
                      if s.task_id == task_id), None)
 
     def get_step(self, task_id: str, step_id: str) -> StepRecord | None:
-        row_id = self._step_ids.get(step_id)
-        found = None if row_id is None else self._steps[row_id]
-        return None if found is None or found.task_id != task_id else self._step(found)
+        found = _of_task(self._steps, self._step_ids, step_id, task_id)
+        return None if found is None else _copied(found)
 
     # -- replies ----------------------------------------------------------------------------
 
@@ -212,9 +225,7 @@ class MemoryApRepository:
         return found[offset:offset + limit], len(found)
 
     def get_artifact(self, task_id: str, artifact_id: str) -> ArtifactRecord | None:
-        row_id = self._artifact_ids.get(artifact_id)
-        found = None if row_id is None else self._artifacts[row_id]
-        return None if found is None or found.task_id != task_id else found
+        return _of_task(self._artifacts, self._artifact_ids, artifact_id, task_id)
 
     # -- the tickets and messages behind them -----------------------------------------------
 
@@ -243,10 +254,9 @@ class MemoryApStore:
 
     @contextmanager
     def write(self) -> Iterator[MemoryApUnitOfWork]:
+        """A transaction (or a savepoint of the one this thread has open)."""
         with self._store.transaction() as changes:
             yield MemoryApUnitOfWork(self._store.state, changes)
 
-    @contextmanager
-    def read(self) -> Iterator[MemoryApUnitOfWork]:
-        with self._store.transaction() as changes:
-            yield MemoryApUnitOfWork(self._store.state, changes)
+    # A read is the same transaction, as in ``MemoryStore``: one lock orders them all.
+    read = write

@@ -17,8 +17,12 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 
-from tickethub.domain.mail_records import MailboxCursor, MailRecord, QuarantinedMail
-from tickethub.store.mail_store import QUARANTINE_KEEP_BYTES
+from tickethub.domain.mail_records import (
+    QUARANTINE_KEEP_BYTES,
+    MailboxCursor,
+    MailRecord,
+    QuarantinedMail,
+)
 from tickethub.store.memory_state import Changes, as_json, as_utc
 from tickethub.store.memory_store import MemoryStore
 
