@@ -5,8 +5,13 @@ the project root: ``.venv/bin/python -m tests.store.break_the_fakes`` (restores 
 file after its run; not collected by pytest)."""
 
 import pathlib
+import signal
 import subprocess
 import sys
+
+# A stop from outside (``timeout``, Ctrl-C) must still put the broken file back: turn
+# SIGTERM into an exit, so the ``finally`` below runs as it does for KeyboardInterrupt.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
 root = pathlib.Path(__file__).resolve().parents[2]
 S = "src/tickethub/store/"
