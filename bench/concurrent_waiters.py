@@ -20,7 +20,8 @@ deadline loop expires them (in batches of one transaction each) and wakes everyo
 reported is the time from ``due_at`` to the last waiter woken.
 
 ``--deadline-only`` runs just that round, ``--turns`` times, on a fresh hub each turn;
-with ``--against SRC`` (another checkout's ``src`` folder, e.g. the code before a change)
+without it, ``--against SRC`` runs the answer round that way (alternating); with it,
+``--against SRC`` (another checkout's ``src`` folder, e.g. the code before a change)
 the turns alternate between a hub running that code and one running this checkout's,
 and the rows compare them (medians; the anchor is the other code). ``--workers N`` with
 ``--pg-url`` (or ``SQLALCHEMY_URL``) runs ``serve --workers N`` on a fresh PostgreSQL
@@ -386,12 +387,47 @@ async def _deadline_turns(args: argparse.Namespace, count: int
                   "against": args.against or args.against_workers, "rounds": rounds}
 
 
+async def _answer_turns(args: argparse.Namespace, count: int, answerers: int
+                        ) -> tuple[list[Row], dict[str, Any]]:
+    """The answer round, ``--turns`` times, alternating a hub on ``--against``'s code and
+    one on this checkout's (a fresh hub each turn); medians compared."""
+    sides = [("against", str(Path(args.against).resolve())), ("this code", None)]
+    rounds: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in sides}
+    for turn in range(args.turns):
+        for label, src in sides:
+            with _hub(args, src) as hub:
+                a = await _answer_burst(hub, count, answerers)
+            a = {k: v for k, v in a.items() if k != "per_wake"}
+            rounds[label].append(a)
+            print(f"   turn {turn + 1} {label}: first answer -> all woken {a['total']:.2f} s;"
+                  f" burst {a['burst']:.2f} s; server CPU {a['burst_cpu']:.2f} s; RSS "
+                  f"{a['parked_rss'] / MB:.0f} MB; load {a['load']:.1f}", flush=True)
+
+    def med(side: str, key: str) -> float:
+        return percentile([d[key] for d in rounds[side]], 50)
+
+    mine = rounds["this code"]
+    note = (f"{count:,} waiters, {answerers} answerers, SQLite, median of {len(mine)} "
+            f"turns; load {min(d['load'] for d in mine):.1f}-"
+            f"{max(d['load'] for d in mine):.1f} on {os.cpu_count()} cores")
+    rows = [Row(NAME, "first answer sent -> all woken", med("this code", "total"), "s",
+                Goal("<=", 2), "against", med("against", "total"), note=note),
+            Row(NAME, "answer burst, server CPU", med("this code", "burst_cpu"), "s", None,
+                "against", med("against", "burst_cpu")),
+            Row(NAME, f"server RSS, {count:,} parked",
+                max(d["parked_rss"] for d in mine) / MB, "MB", Goal("<=", 600))]
+    return rows, {"waiters": count, "answerers": answerers, "against": args.against,
+                  "rounds": rounds}
+
+
 async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
     count = size(args, "waiters", 5000, 500)
     answerers = size(args, "answerers", 8, 8)
     raise_open_files_limit(2 * count + 1000)  # the server (a child) inherits it
     if args.deadline_only:
         return await _deadline_turns(args, count)
+    if args.against:
+        return await _answer_turns(args, count, answerers)
     with _hub(args) as hub:
         idle_rss = _rss(hub)
         a = await _answer_burst(hub, count, answerers)

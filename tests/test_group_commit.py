@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from tickethub.errors import WouldBlock
 from tickethub.group_commit import GroupCommit, call_after_batch
 
 
@@ -156,3 +157,45 @@ async def test_outside_a_batch_or_for_another_loop_nothing_is_queued() -> None:
         assert answers == [False]  # queued only for the loop the batch answers on
     finally:
         other.close()
+
+
+async def test_an_inline_commit_runs_on_the_event_loops_thread() -> None:
+    threads: list[int] = []
+
+    def inline(items: Sequence[int]) -> list[int]:
+        threads.append(threading.get_ident())
+        return [i * 10 for i in items]
+
+    def commit(items: Sequence[int]) -> list[int]:
+        raise AssertionError("the thread path was taken")
+
+    group = GroupCommit(commit, inline=inline)
+    assert await asyncio.gather(group.submit(1), group.submit(2)) == [10, 20]
+    assert threads == [threading.get_ident()]  # one batch, on this (the loop's) thread
+
+
+async def test_an_inline_commit_that_would_block_goes_to_a_thread() -> None:
+    threads: list[int] = []
+
+    def inline(items: Sequence[int]) -> list[int]:
+        raise WouldBlock("the write lock is held elsewhere")
+
+    def commit(items: Sequence[int]) -> list[int]:
+        threads.append(threading.get_ident())
+        return [i * 10 for i in items]
+
+    group = GroupCommit(commit, inline=inline)
+    assert await asyncio.gather(group.submit(1), group.submit(2)) == [10, 20]
+    assert len(threads) == 1 and threads[0] != threading.get_ident()
+
+
+async def test_a_failed_inline_commit_fails_every_request_in_it() -> None:
+    def inline(items: Sequence[int]) -> list[int]:
+        raise RuntimeError("disk full")
+
+    def commit(items: Sequence[int]) -> list[int]:
+        raise AssertionError("a failed inline commit is not retried on a thread")
+
+    group = GroupCommit(commit, inline=inline)
+    results = await asyncio.gather(group.submit(1), group.submit(2), return_exceptions=True)
+    assert [str(r) for r in results] == ["disk full", "disk full"]

@@ -225,3 +225,9 @@ class DatabaseUnavailable(Exception):
                        "the hub cannot reach its database right now; retry in a moment "
                        "(with the same Idempotency-Key an ask is not stored twice)",
                        headers={"Retry-After": str(self.retry_after)})
+
+
+class WouldBlock(Exception):
+    """A write that must not wait (the event loop's own, ``SqlStore.write_now``) could not
+    start at once: another thread or process holds the database's write lock. Nothing was
+    written; the caller writes the ordinary, waiting way (``group_commit``)."""

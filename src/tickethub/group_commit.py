@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Generic, TypeVar
 
+from tickethub.errors import WouldBlock
 from tickethub.ops.series import GROUP_COMMIT_BATCH, GROUP_COMMIT_SECONDS
 
 In = TypeVar("In")
@@ -70,11 +71,19 @@ class LoopGone(RuntimeError):
 class GroupCommit(Generic[In, Out]):
     """``await submit(item)`` runs ``commit([items...])`` (blocking, in the thread pool)
     with whatever else is waiting, one transaction at a time, and returns the item's
-    result or raises the exception that ``commit`` put in its place."""
+    result or raises the exception that ``commit`` put in its place.
+
+    ``inline``: a commit that may run on the event loop's thread (an embedded SQLite
+    store): it must either write the batch without waiting on anything held elsewhere
+    or raise :class:`~tickethub.errors.WouldBlock` having stored nothing, and then the
+    batch goes to ``commit`` in the thread pool as usual."""
 
     def __init__(self, commit: Callable[[Sequence[In]], Sequence[Out | Exception]],
-                 max_batch: int = MAX_BATCH) -> None:
+                 max_batch: int = MAX_BATCH,
+                 inline: Callable[[Sequence[In]], Sequence[Out | Exception]] | None = None
+                 ) -> None:
         self._commit = commit
+        self._inline = inline
         self._max = max_batch
         self._queue: list[tuple[In, asyncio.Future[Out]]] = []
         self._draining = False
@@ -131,14 +140,7 @@ class GroupCommit(Generic[In, Out]):
                 self._batch_sizes.observe(len(batch))
                 started = time.perf_counter()
                 try:
-                    # A plain executor thread (lighter than anyio's worker threads);
-                    # one drain at a time needs one thread.
-                    loop = asyncio.get_running_loop()
-                    results, after = await loop.run_in_executor(
-                        _DRAINS, self._commit_batch, loop, [item for item, _ in batch])
-                    _run_all(after)
-                    if isinstance(results, BaseException):
-                        raise results
+                    results = await self._write(batch)
                 except Exception as exc:
                     self._seconds.observe(time.perf_counter() - started)
                     for _, future in batch:
@@ -168,6 +170,27 @@ class GroupCommit(Generic[In, Out]):
             return exc, _committing.after
         finally:
             _committing.after = _committing.loop = None
+
+
+    async def _write(self, batch: list[tuple[In, asyncio.Future[Out]]]
+                     ) -> Sequence[Out | Exception]:
+        items = [item for item, _ in batch]
+        if self._inline is not None:
+            # On the loop itself, when it can start at once (else it raises WouldBlock,
+            # having stored nothing): the batch's commit blocks the loop for its own
+            # duration only, never for a lock held elsewhere.
+            try:
+                return self._inline(items)
+            except WouldBlock:
+                pass
+        # A plain executor thread (lighter than anyio's worker threads); one drain at a
+        # time needs one thread.
+        loop = asyncio.get_running_loop()
+        results, after = await loop.run_in_executor(_DRAINS, self._commit_batch, loop, items)
+        _run_all(after)
+        if isinstance(results, BaseException):
+            raise results
+        return results
 
 
 def _run_all(callbacks: list[tuple[Callable[..., object], tuple[object, ...]]]) -> None:

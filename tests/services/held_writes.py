@@ -32,6 +32,9 @@ class HeldWrites:
         self._entered = threading.Event()
         self._gate = threading.Event()
         grouped._commit = self  # type: ignore[assignment]
+        # Holding a transaction open needs the thread path: an inline (event loop)
+        # commit would hold the loop itself, and nothing could queue behind it.
+        grouped._inline = None
         self._grouped = grouped
 
     def __call__(self, items: Sequence[Any]) -> Any:

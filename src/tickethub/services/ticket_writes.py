@@ -38,6 +38,7 @@ other items; one ``INSERT`` of the events of all, one wake-up.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -53,6 +54,7 @@ from tickethub.errors import (
     StaleVersion,
     TickethubError,
     ValidationFailed,
+    WouldBlock,
 )
 from tickethub.ops.request_id import current as current_request_id
 from tickethub.services.ports import Clock, Notifier, Store, UnitOfWork
@@ -205,15 +207,43 @@ class TicketWriter:
         the ``Message`` for a ``Post``, a part's result for a part's item, or the error
         that kept the item out."""
         try:
-            batch = self._transaction(items)
+            batch, written = self._transaction(items, self._store.write)
         except Exception as exc:  # nothing of the batch is stored
             if len(items) == 1 or isinstance(exc, DatabaseUnavailable):
                 return [exc] * len(items)  # (an outage fails them all alike)
             # Try each alone, so only what broke the transaction fails.
             return [self.write([item])[0] for item in items]
+        self._notify(batch, written)
         return batch.results  # every place filled, replays resolved (``_asks``)
 
-    def _transaction(self, items: Sequence[Any]) -> WriteBatch:
+    def write_now(self, items: Sequence[Any]) -> list[Any]:
+        """``write(items)`` without waiting for the database's write lock, for the event
+        loop's own commits (``group_commit``): raises :class:`WouldBlock` when the store
+        cannot write at once (not SQLite, the lock held elsewhere) or when the
+        transaction failed (then ``write`` sorts out, on a thread, which item broke it).
+        Either way nothing of ``items`` is stored."""
+        write_now = getattr(self._store, "write_now", None)
+        if write_now is None:
+            raise WouldBlock("the store has no write_now")
+        try:
+            batch, written = self._transaction(items, write_now)
+        except WouldBlock:
+            raise
+        except Exception as exc:  # rolled back: nothing stored
+            raise WouldBlock(f"the transaction failed: {exc!r}") from exc
+        self._notify(batch, written)
+        return batch.results
+
+    def _notify(self, batch: WriteBatch, written: Sequence[Any]) -> None:
+        if written:
+            self._notifier.notify(written[-1].seq, list(batch.states.values()),
+                                  touched=sorted(batch.touched - set(batch.states)))
+
+    def _transaction(self, items: Sequence[Any],
+                     open_write: Callable[[], AbstractContextManager[UnitOfWork]]
+                     ) -> tuple[WriteBatch, Sequence[Any]]:
+        """Write ``items`` in one transaction opened by ``open_write``: the batch and the
+        events written (the caller notifies, once it is committed)."""
         batch = WriteBatch(self._clock.now(), [None] * len(items), [], {}, set())
         asks: list[tuple[int, Ask]] = []
         changes: list[tuple[int, Change]] = []
@@ -233,7 +263,7 @@ class TicketWriter:
                     raise TypeError(f"no writer for {type(x).__name__}")
                 into = early if part.early(x) else late
                 into.setdefault(id(part), (part, []))[1].append((i, x))
-        with self._store.write() as uow:
+        with open_write() as uow:
             if asks:
                 self._asks(uow, asks, batch)
             for part, some in early.values():
@@ -250,10 +280,7 @@ class TicketWriter:
             written = uow.events.append_many(batch.events, batch.now) if batch.events else []
             for finish in batch.after:
                 finish(written[-1].seq if written else 0)
-        if written:
-            self._notifier.notify(written[-1].seq, list(batch.states.values()),
-                                  touched=sorted(batch.touched - set(batch.states)))
-        return batch
+        return batch, written
 
     # -- asks ----------------------------------------------------------------------------
 

@@ -80,7 +80,11 @@ class TicketService:
         self._writer = TicketWriter(store, clock, notifier)
         # The hub's one write path: every door's writes (``TicketWrite`` items and the
         # items of the parts added with ``add_part``) in one group commit.
-        self._grouped: GroupCommit[Any, Any] = GroupCommit(self._writer.write)
+        # On SQLite a batch is first tried on the event loop itself (``write_now``):
+        # no thread hop, which on one process with many connections costs more in GIL
+        # waits than the commit itself.
+        inline = self._writer.write_now if getattr(store, "writes_now", False) else None
+        self._grouped: GroupCommit[Any, Any] = GroupCommit(self._writer.write, inline=inline)
 
     def bind(self, loop: asyncio.AbstractEventLoop | None) -> None:
         """Have the plain (thread) commands join the event loop's group commit on

@@ -20,6 +20,7 @@ from tickethub import json_codec
 from tickethub.errors import DatabaseUnavailable
 
 WRITE_OPTION = "tickethub_write"
+BUSY_TIMEOUT_MS = 30000  # SQLite: how long a connection waits for a lock held elsewhere
 
 
 def make_engine(url: str, *, echo: bool = False) -> Engine:
@@ -92,7 +93,7 @@ def _sqlite_engine(url: str, database: str | None, echo: bool) -> Engine:
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         cursor.close()
 
     @event.listens_for(engine, "begin")

@@ -9,7 +9,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from tickethub.store.engine import WRITE_OPTION
+from tickethub.errors import DatabaseUnavailable, WouldBlock
+from tickethub.store.engine import BUSY_TIMEOUT_MS, WRITE_OPTION
 from tickethub.store.records import (
     SqlActorRepository,
     SqlDeliveryRepository,
@@ -74,6 +75,42 @@ class SqlStore:
             connection.execution_options(**{WRITE_OPTION: True})
             with connection.begin():
                 yield SqlUnitOfWork(connection)
+
+    @property
+    def writes_now(self) -> bool:
+        """Whether ``write_now`` can be tried (SQLite: an embedded database whose write
+        lock is a quick local check)."""
+        return self.engine.dialect.name == "sqlite"
+
+    @contextmanager
+    def write_now(self) -> Iterator[SqlUnitOfWork]:
+        """``write()`` that never waits for the write lock: raises :class:`WouldBlock`
+        (nothing begun) when another thread of this process holds it or, with a zero busy
+        timeout for the ``BEGIN IMMEDIATE``, another connection (another process: the
+        CLI) does. For the event loop's own commits (``group_commit``), which must not
+        block the loop. SQLite only (``writes_now``)."""
+        if not self.writes_now or getattr(self._local, "connection", None) is not None:
+            raise WouldBlock("not an SQLite store, or inside a batch")
+        if not self._write_lock.acquire(blocking=False):
+            raise WouldBlock("another thread holds the write lock")
+        try:
+            with self.engine.connect() as connection:
+                connection.execution_options(**{WRITE_OPTION: True})
+                # The DBAPI connection itself: a statement through ``connection`` would
+                # begin the transaction (with the usual busy timeout) before we set it.
+                raw = connection.connection.driver_connection
+                raw.execute("PRAGMA busy_timeout=0")
+                try:
+                    transaction = connection.begin()
+                except DatabaseUnavailable as exc:  # SQLITE_BUSY: another process writes
+                    raise WouldBlock("the database is locked by another connection") \
+                        from exc
+                finally:
+                    raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                with transaction:
+                    yield SqlUnitOfWork(connection)
+        finally:
+            self._write_lock.release()
 
     @contextmanager
     def read(self) -> Iterator[SqlUnitOfWork]:
