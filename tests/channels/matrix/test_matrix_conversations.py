@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from tests.channels.matrix.people import BOT, HOMESERVER, Person
 from tests.conftest import ADMIN_TOKEN
@@ -92,25 +93,35 @@ class _Tokens:
         self.saved[account] = token
 
 
+async def _answered_while_down(tmp_path: Path, alice: Person, room: str,
+                               meanwhile: Callable[[], Awaitable[None]],
+                               **options: Any) -> None:
+    """The bot asks its first question and the hub stops; alice answers in the thread,
+    ``meanwhile`` runs, and the hub starts again from its stored sync token (``options``
+    go to both runs of ``serving``): the answer must be handled."""
+    hub = Hub(f"sqlite:///{tmp_path / 'hub.db'}", SystemClock(), foodselection.handlers,
+              frozenset())
+    tokens = _Tokens()
+    try:
+        async with serving(hub.engine, room, tokens=tokens, **options):
+            root = await alice.send(room, "@bot foodselection tomorrow")
+            await alice.wait_bot(room, root, "Which dish for")
+        assert tokens.saved, "no sync token was stored"
+        await alice.send(room, "3", thread=root)  # while the hub is down
+        await meanwhile()
+        async with serving(hub.build(), room, tokens=tokens, **options):
+            await alice.wait_bot(room, root, "Any dietary needs?")
+    finally:
+        hub.close()
+
+
 async def test_a_restarted_hub_goes_on_from_its_stored_sync_token(
         tmp_path: Path, people: tuple[Person, Person, str]) -> None:
     """The hub is down longer than its backlog window: a fresh bot would skip what was
     said meanwhile as old history; with the stored token it is handled."""
     alice, _, room = people
-    hub = Hub(f"sqlite:///{tmp_path / 'hub.db'}", SystemClock(), foodselection.handlers,
-              frozenset())
-    tokens = _Tokens()
-    try:
-        async with serving(hub.engine, room, tokens=tokens, backlog_seconds=1.0):
-            root = await alice.send(room, "@bot foodselection tomorrow")
-            await alice.wait_bot(room, root, "Which dish for")
-        assert tokens.saved, "no sync token was stored"
-        await alice.send(room, "3", thread=root)  # while the hub is down ...
-        await asyncio.sleep(2.0)  # ... for longer than the backlog window
-        async with serving(hub.build(), room, tokens=tokens, backlog_seconds=1.0):
-            await alice.wait_bot(room, root, "Any dietary needs?")
-    finally:
-        hub.close()
+    await _answered_while_down(tmp_path, alice, room, lambda: asyncio.sleep(2.0),
+                               backlog_seconds=1.0)  # down longer than the window
 
 
 async def test_messages_beyond_a_limited_timeline_are_paged_back_after_a_restart(
@@ -119,20 +130,12 @@ async def test_messages_beyond_a_limited_timeline_are_paged_back_after_a_restart
     comes back ``limited`` and the answer buried under the chatter is read from the
     room's history, not lost."""
     alice, bob, room = people
-    hub = Hub(f"sqlite:///{tmp_path / 'hub.db'}", SystemClock(), foodselection.handlers,
-              frozenset())
-    tokens = _Tokens()
-    try:
-        async with serving(hub.engine, room, tokens=tokens, timeline_limit=3):
-            root = await alice.send(room, "@bot foodselection tomorrow")
-            await alice.wait_bot(room, root, "Which dish for")
-        await alice.send(room, "3", thread=root)  # while the hub is down, then chatter
+
+    async def chatter() -> None:
         for n in range(6):
             await bob.send(room, f"unrelated chatter {n}")
-        async with serving(hub.build(), room, tokens=tokens, timeline_limit=3):
-            await alice.wait_bot(room, root, "Any dietary needs?")
-    finally:
-        hub.close()
+
+    await _answered_while_down(tmp_path, alice, room, chatter, timeline_limit=3)
 
 
 async def test_a_timeout_that_passed_while_down_is_announced_after_the_restart(
