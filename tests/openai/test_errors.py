@@ -123,6 +123,17 @@ async def test_unknown_v1_paths_are_404_in_openai_shape(hub: Hub) -> None:
 
 
 @pytest.mark.sqlite_only
+@pytest.mark.parametrize("path", ["/v1/models/a%0Ab", "/v1/no/such%0Athing"])
+async def test_a_newline_in_a_v1_path_stays_in_openai_shape(hub: Hub, path: str) -> None:
+    """A decoded newline inside the rest of the path (found by schemathesis) still reaches
+    the OpenAI door's routes, so the 404 is OpenAI's, not the hub's problem+json."""
+    async with httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.agent)) as c:
+        r = await c.get(path)
+    assert r.status_code == 404 and r.headers["content-type"] == "application/json"
+    assert r.json()["error"]["type"] == "invalid_request_error"
+
+
+@pytest.mark.sqlite_only
 async def test_the_native_api_keeps_problem_json(hub: Hub) -> None:
     async with httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.agent)) as c:
         r = await c.get("/api/v1/tickets/999999")

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import ValidationError
+from starlette.convertors import PathConvertor, register_url_convertor
 
 from tickethub.api.deps import actor_for, bearer_token, client_address
 from tickethub.api.openai.errors import ERROR_SCHEMA, STATUSES, UPSTREAM, OpenAIRoute
@@ -108,6 +109,17 @@ def _unknown_model(model: str) -> ModelNotFound:
                          "to it.", field="model")
 
 
+class _RestOfPath(PathConvertor):
+    """Starlette's ``path``, newlines included: its ``.*`` stops at a decoded ``%0A``,
+    so such a request matched no route of this door and was answered in the hub's
+    problem+json instead of OpenAI's error shape (found by schemathesis)."""
+
+    regex = r"[\s\S]*"
+
+
+register_url_convertor("rest", _RestOfPath())
+
+
 @router.get("/models", summary="List models (OpenAI-compatible)")
 async def list_models(me: Me, gate: Gate) -> dict[str, Any]:
     """``human`` plus the upstream's models the hub forwards to."""
@@ -118,7 +130,7 @@ async def list_models(me: Me, gate: Gate) -> dict[str, Any]:
     return {"object": "list", "data": models}
 
 
-@router.get("/models/{model_id:path}", summary="Retrieve a model (OpenAI-compatible)")
+@router.get("/models/{model_id:rest}", summary="Retrieve a model (OpenAI-compatible)")
 async def get_model(model_id: str, me: Me, gate: Gate) -> dict[str, Any]:
     if is_human(model_id):
         return {"id": model_id, "object": "model", "created": 0, "owned_by": "tickethub"}
@@ -129,7 +141,7 @@ async def get_model(model_id: str, me: Me, gate: Gate) -> dict[str, Any]:
     raise _unknown_model(model_id)
 
 
-@router.api_route("/{path:path}",
+@router.api_route("/{path:rest}",
                   methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
                   include_in_schema=False)
 async def not_here(path: str, request: Request) -> Response:
