@@ -74,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--turns", type=int, default=3,
                        help="deadline rounds with --deadline-only, each on a fresh hub [3].")
     group.add_argument("--against", metavar="SRC",
-                       help="with --deadline-only: alternate turns with a hub running the "
+                       help="alternate turns (--turns) with a hub running the "
                             "code in SRC (a checkout's src folder), the anchor.")
     group.add_argument("--workers", type=int, default=1,
                        help="hub processes (serve --workers; needs PostgreSQL) [1].")
