@@ -171,7 +171,6 @@ class GroupCommit(Generic[In, Out]):
         finally:
             _committing.after = _committing.loop = None
 
-
     async def _write(self, batch: list[tuple[In, asyncio.Future[Out]]]
                      ) -> Sequence[Out | Exception]:
         items = [item for item, _ in batch]

@@ -54,7 +54,11 @@ def insert_ids(connection: Connection, table: Table, rows: Sequence[dict[str, An
         return []
     if connection.dialect.name == "sqlite":
         _sqlite_executemany(connection, table, rows)
-        last = int(connection.exec_driver_sql("SELECT last_insert_rowid()").scalar_one())
+        # The connection's own counter, read from the driver directly: it touches no
+        # table and takes no lock, so it needs none of SQLAlchemy's per-statement work
+        # or error mapping (this runs once per batch of asks, on the write path).
+        driver = connection.connection.driver_connection
+        last = int(driver.execute("SELECT last_insert_rowid()").fetchone()[0])  # type: ignore[union-attr]
         return list(range(last - len(rows) + 1, last + 1))
     if len(rows) == 1:
         return [int(connection.execute(insert(table), rows[0]).inserted_primary_key[0])]
