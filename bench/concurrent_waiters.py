@@ -258,6 +258,10 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
         if r.status != 200:
             raise RuntimeError(f"answer failed: {r.status} {r.body[:200]!r}")
 
+    # For a profiler to attach first (py-spy record --pid ...), as for the deadline round.
+    print(f"   answer burst next; hub pids {' '.join(str(p) for p in _processes(hub))}",
+          flush=True)
+    await asyncio.sleep(float(os.environ.get("BENCH_PROFILE_PAUSE", "0")))
     load = os.getloadavg()[0]
     cpu_before, client_before = hub.cpu_seconds(), time.process_time()
     burst_start = time.perf_counter()

@@ -199,3 +199,25 @@ async def test_a_failed_inline_commit_fails_every_request_in_it() -> None:
     group = GroupCommit(commit, inline=inline)
     results = await asyncio.gather(group.submit(1), group.submit(2), return_exceptions=True)
     assert [str(r) for r in results] == ["disk full", "disk full"]
+
+
+async def test_requests_received_in_the_same_turns_share_one_transaction() -> None:
+    """A request reaches ``submit`` a turn or two after its bytes were read (its task
+    starts in the next turn, and may suspend on the way); requests read together go in
+    together, not the first one alone."""
+    batches: list[list[int]] = []
+
+    def commit(items: Sequence[int]) -> list[int]:
+        batches.append(list(items))
+        return list(items)
+
+    group = GroupCommit(commit)
+
+    async def request(n: int, turns_before_submit: int) -> int:
+        for _ in range(turns_before_submit):
+            await asyncio.sleep(0)
+        return await group.submit(n)
+
+    results = await asyncio.gather(request(0, 0), request(1, 1), request(2, 2))
+    assert results == [0, 1, 2]
+    assert batches == [[0, 1, 2]]
