@@ -14,7 +14,18 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from sqlalchemy import Column, Integer, MetaData, String, Table, func, insert, select, text
+from sqlalchemy import (
+    Column,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    bindparam,
+    func,
+    insert,
+    select,
+    text,
+)
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -24,7 +35,15 @@ from tickethub.domain.status import Kind
 from tickethub.domain.tickets import TicketDraft, TicketQuery
 from tickethub.errors import DatabaseUnavailable
 from tickethub.server.runtime import HubRuntime
-from tickethub.store.bulk import WHERE, insert_ids, insert_rows, reserve_ids, update_rows
+from tickethub.store.bulk import (
+    IN_LIST_MAX,
+    WHERE,
+    InList,
+    insert_ids,
+    insert_rows,
+    reserve_ids,
+    update_rows,
+)
 from tickethub.store.engine import make_engine
 from tickethub.store.tables import events, messages, ticket_labels, ticket_refs, tickets
 
@@ -315,3 +334,36 @@ def test_a_broken_constraint_is_sqlalchemys_integrity_error(plain_engine: Engine
         insert_rows(connection, _plain, [{"name": "same"}, {"name": "same"}])
     with plain_engine.connect() as connection:
         assert connection.execute(select(func.count()).select_from(_plain)).scalar() == 0
+
+
+@pytest.mark.parametrize("count", [0, 1, 3, IN_LIST_MAX, IN_LIST_MAX + 1, 130])
+def test_an_in_list_statement_finds_exactly_the_values_given(
+    runtime: HubRuntime, count: int
+) -> None:
+    with runtime.store.write() as uow:
+        made = uow.tickets.add_many([(TicketDraft(Kind.TASK, f"t{i}"), "agent")
+                                     for i in range(count + 5)], NOW)
+    wanted = [t.id for t in made[5:]]  # not the first five
+    titles = InList(lambda ids_in: select(tickets.c.title).where(ids_in(tickets.c.id))
+                    .where(tickets.c.created_by == bindparam("by")).order_by(tickets.c.id))
+    with runtime.store.read() as uow:
+        found = uow.connection.execute(*titles.bound(wanted, by="agent")).scalars().all()
+        assert not uow.connection.execute(*titles.bound(wanted, by="x")).scalars().all()
+    assert found == [f"t{i}" for i in range(5, count + 5)]
+
+
+def test_an_in_list_statement_is_built_once_per_length_up_to_the_maximum() -> None:
+    built: list[int] = []
+
+    def build(ids_in: Callable[[Any], Any]) -> Any:
+        built.append(1)
+        return select(tickets.c.id).where(ids_in(tickets.c.id))
+
+    statements = InList(build)
+    one, _ = statements.bound([1, 2])
+    again, params = statements.bound([7, 8])
+    assert one is again and params == {"in_0": 7, "in_1": 8}
+    long_one, long_params = statements.bound(list(range(IN_LIST_MAX + 1)))
+    longer, _ = statements.bound(list(range(IN_LIST_MAX + 9)))
+    assert long_one is longer and long_params == {"in_list": list(range(IN_LIST_MAX + 1))}
+    assert len(built) == 2

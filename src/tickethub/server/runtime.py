@@ -25,6 +25,7 @@ from tickethub.channels.webhook import WebhookChannel
 from tickethub.channels.worker import DeliveryWorker
 from tickethub.server import admin_token
 from tickethub.server import components as components_registry
+from tickethub.server.checkpoint_loop import checkpoint_loop
 from tickethub.server.deadline_loop import DeadlineLoop
 from tickethub.server.leader import Leadership
 from tickethub.server.schema_workers import schema_checker
@@ -44,6 +45,7 @@ from tickethub.services.throttle import Throttles
 from tickethub.services.tickets import TicketService
 from tickethub.services.webhooks import WebhookService
 from tickethub.settings import Settings
+from tickethub.store.checkpoints import WalCheckpoints
 from tickethub.store.engine import make_engine
 from tickethub.store.inbox_queries import SqlInboxReader
 from tickethub.store.migrate import upgrade
@@ -72,6 +74,9 @@ class HubRuntime:
         self.engine = make_engine(settings.effective_database_url)
         upgrade(self.engine)
         self.store = SqlStore(self.engine)
+        # SQLite: while serving, the WAL is checkpointed off the commits (event loop).
+        self.wal_checkpoints = (WalCheckpoints(self.engine)
+                                if self.engine.dialect.name == "sqlite" else None)
         self.bus = self._make_bus()
         self.schemas, self.schema_workers = schema_checker(SchemaLimits(
             settings.schema_max_bytes, settings.schema_max_depth,
@@ -192,6 +197,8 @@ class HubRuntime:
                            self.settings.delivery_poll_seconds).run()
             for channel in self.channels
         ]
+        if self.wal_checkpoints is not None:
+            loops.append(checkpoint_loop(self.wal_checkpoints))
         # The components' loops run once among the processes on one database (leader.py).
         postgres = self.engine.dialect.name == "postgresql"
         self.leadership = Leadership(self.engine.url if postgres else None, self.loops)

@@ -23,7 +23,7 @@ from tickethub.domain.messages import Message, MessageKind
 from tickethub.domain.status import Status
 from tickethub.domain.tickets import Ticket
 from tickethub.store.ap_tables import ap_artifacts, ap_steps, ap_tasks
-from tickethub.store.bulk import insert_rows
+from tickethub.store.bulk import InList, insert_rows
 from tickethub.store.records import message_from_row
 from tickethub.store.sql_store import SqlStore, SqlUnitOfWork
 from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
@@ -33,26 +33,34 @@ from tickethub.store.visibility import readable_by
 REPLY_KINDS = [MessageKind.COMMENT.value, MessageKind.ANSWER.value]
 
 # Statements of the group-committed paths, built once (building one costs about as
-# much CPU as running it); ``ids`` expands to the list given at execute time.
+# much CPU as running it); those with a list of ids once per length of it (``InList``).
 _TICKET_HEAD = (tickets.c.path, tickets.c.status, tickets.c.created_by)
-_OPEN_TASKS = (
+_OPEN_TASKS = InList(lambda ids_in: (
     select(ap_tasks.c.task_id, ap_tasks.c.ticket_id, *_TICKET_HEAD)
     .join(tickets, tickets.c.id == ap_tasks.c.ticket_id)
-    .where(ap_tasks.c.task_id.in_(bindparam("ids", expanding=True)))
-)
-_OPEN_TASKS_LOCKED = _OPEN_TASKS.order_by(tickets.c.id).with_for_update(of=tickets)
-_TASK_TICKETS = select(tickets.c.id.label("ticket_id"), *_TICKET_HEAD).where(
-    tickets.c.id.in_(bindparam("ids", expanding=True)))
-_TICKETS_BY_ID = select(tickets).where(tickets.c.id.in_(bindparam("ids", expanding=True)))
+    .where(ids_in(ap_tasks.c.task_id))))
+_OPEN_TASKS_LOCKED = InList(lambda ids_in: (
+    select(ap_tasks.c.task_id, ap_tasks.c.ticket_id, *_TICKET_HEAD)
+    .join(tickets, tickets.c.id == ap_tasks.c.ticket_id)
+    .where(ids_in(ap_tasks.c.task_id))
+    .order_by(tickets.c.id).with_for_update(of=tickets)))
+_TASK_TICKETS = InList(lambda ids_in: select(
+    tickets.c.id.label("ticket_id"), *_TICKET_HEAD).where(ids_in(tickets.c.id)))
+_TICKETS_BY_ID = InList(lambda ids_in: select(tickets).where(ids_in(tickets.c.id)))
+_STEPS = InList(lambda ids_in: select(ap_steps).where(ids_in(ap_steps.c.task_id))
+                .order_by(ap_steps.c.id))
+_ARTIFACTS = InList(lambda ids_in: select(ap_artifacts).where(ids_in(ap_artifacts.c.task_id))
+                    .order_by(ap_artifacts.c.id))
+_MESSAGES = InList(lambda ids_in: select(messages).where(ids_in(messages.c.ticket_id))
+                   .order_by(messages.c.id))
 _LATEST_STEP = (select(ap_steps).where(ap_steps.c.task_id == bindparam("task_id"))
                 .order_by(ap_steps.c.id.desc()).limit(1))
 _STEP = select(ap_steps).where(ap_steps.c.task_id == bindparam("task_id"),
                                ap_steps.c.step_id == bindparam("step_id"))
 _TASK_TICKET = (select(tickets).join(ap_tasks, ap_tasks.c.ticket_id == tickets.c.id)
                 .where(ap_tasks.c.task_id == bindparam("task_id")))
-_STEP_ARTIFACTS = (select(ap_artifacts)
-                   .where(ap_artifacts.c.step_id.in_(bindparam("ids", expanding=True)))
-                   .order_by(ap_artifacts.c.id))
+_STEP_ARTIFACTS = InList(lambda ids_in: select(ap_artifacts)
+                         .where(ids_in(ap_artifacts.c.step_id)).order_by(ap_artifacts.c.id))
 # What may be a reply, as far as SQL can tell (``agent_steps.is_reply`` is the rule).
 _MAY_REPLY = (
     messages.c.id > bindparam("after"),
@@ -64,9 +72,8 @@ _FIRST_REPLY = select(messages).where(
     messages.c.ticket_id == bindparam("ticket_id"), *_MAY_REPLY,
     messages.c.author != bindparam("creator"),
 ).order_by(messages.c.id).limit(1)
-_REPLIES_AFTER = select(messages).where(
-    messages.c.ticket_id.in_(bindparam("ids", expanding=True)), *_MAY_REPLY,
-).order_by(messages.c.id)
+_REPLIES_AFTER = InList(lambda ids_in: select(messages).where(
+    ids_in(messages.c.ticket_id), *_MAY_REPLY).order_by(messages.c.id))
 
 
 def _task(row: Any) -> TaskRecord:
@@ -158,17 +165,15 @@ class SqlApRepository:
 
     def open_tasks(self, task_ids: Sequence[str]) -> dict[str, TaskTicket]:
         stmt = _OPEN_TASKS_LOCKED if self._c.dialect.name == "postgresql" else _OPEN_TASKS
-        rows = self._c.execute(stmt, {"ids": list(task_ids)})
+        rows = self._c.execute(*stmt.bound(task_ids))
         return {r.task_id: _task_ticket(r) for r in rows}
 
     def task_tickets(self, ticket_ids: Sequence[int]) -> dict[int, TaskTicket]:
-        rows = self._c.execute(_TASK_TICKETS, {"ids": list(ticket_ids)})
+        rows = self._c.execute(*_TASK_TICKETS.bound(ticket_ids))
         return {r.ticket_id: _task_ticket(r) for r in rows}
 
     def steps(self, task_ids: Sequence[str]) -> list[StepRecord]:
-        rows = self._c.execute(
-            select(ap_steps).where(ap_steps.c.task_id.in_(list(task_ids)))
-            .order_by(ap_steps.c.id))
+        rows = self._c.execute(*_STEPS.bound(task_ids))
         return [_step(r) for r in rows]
 
     def latest_step(self, task_id: str) -> StepRecord | None:
@@ -185,8 +190,7 @@ class SqlApRepository:
 
     def replies_after(self, ticket_ids: Sequence[int], after_message_id: int
                       ) -> list[Message]:
-        rows = self._c.execute(_REPLIES_AFTER, {"ids": list(ticket_ids),
-                                                "after": after_message_id})
+        rows = self._c.execute(*_REPLIES_AFTER.bound(ticket_ids, after=after_message_id))
         return [message_from_row(r) for r in rows]
 
     def first_reply(self, ticket_id: int, task_id: str, after_message_id: int,
@@ -200,7 +204,7 @@ class SqlApRepository:
         return self.artifacts_of_steps([step_id])
 
     def artifacts_of_steps(self, step_ids: Sequence[str]) -> list[ArtifactRecord]:
-        rows = self._c.execute(_STEP_ARTIFACTS, {"ids": list(step_ids)})
+        rows = self._c.execute(*_STEP_ARTIFACTS.bound(step_ids))
         return [_artifact(r) for r in rows]
 
     def add_artifact(self, record: ArtifactRecord) -> None:
@@ -212,9 +216,7 @@ class SqlApRepository:
             "created_by": record.created_by, "created_at": record.created_at})
 
     def artifacts(self, task_ids: Sequence[str]) -> list[ArtifactRecord]:
-        rows = self._c.execute(
-            select(ap_artifacts).where(ap_artifacts.c.task_id.in_(list(task_ids)))
-            .order_by(ap_artifacts.c.id))
+        rows = self._c.execute(*_ARTIFACTS.bound(task_ids))
         return [_artifact(r) for r in rows]
 
     def artifact_page(self, task_id: str, offset: int, limit: int
@@ -234,13 +236,11 @@ class SqlApRepository:
         return _artifact(row) if row else None
 
     def messages(self, ticket_ids: Sequence[int]) -> list[Message]:
-        rows = self._c.execute(
-            select(messages).where(messages.c.ticket_id.in_(list(ticket_ids)))
-            .order_by(messages.c.id))
+        rows = self._c.execute(*_MESSAGES.bound(ticket_ids))
         return [message_from_row(r) for r in rows]
 
     def tickets(self, ticket_ids: Sequence[int]) -> list[Ticket]:
-        rows = self._c.execute(_TICKETS_BY_ID, {"ids": list(ticket_ids)})
+        rows = self._c.execute(*_TICKETS_BY_ID.bound(ticket_ids))
         return [row_to_ticket(r) for r in rows]
 
 

@@ -187,3 +187,36 @@ def _prepared(table: Table, columns: tuple[str, ...], dialect: Dialect
                       for n in names]
         found = _driver_sql[key] = (sql, processors)
     return found
+
+
+class InList:
+    """A statement with one ``column IN (...)`` list of values given at execute time,
+    built once per length of the list: ``build(values_in)`` makes it, where
+    ``values_in(column)`` is the ``IN`` clause. Up to ``IN_LIST_MAX`` values, it has one
+    plain parameter per value, so each length is compiled once; SQLAlchemy compiles a
+    statement with one "expanding" list parameter again on every execution, which cost
+    the group commits' batched look-ups and updates as much as running them. Longer
+    lists (rare) share one statement with the expanding parameter."""
+
+    def __init__(self, build: Callable[[Callable[[Any], Any]], Any]) -> None:
+        self._build = build
+        self._by_length: dict[int, Any] = {}
+
+    def bound(self, values: Sequence[Any], **params: Any) -> tuple[Any, dict[str, Any]]:
+        """``(statement, parameters)`` for ``values`` and the other ``params``."""
+        length = min(len(values), IN_LIST_MAX + 1)
+        statement = self._by_length.get(length)
+        if statement is None:
+            statement = self._by_length[length] = self._build(
+                (lambda column: column.in_(bindparam("in_list", expanding=True)))
+                if length > IN_LIST_MAX else
+                (lambda column: column.in_([bindparam(f"in_{i}", type_=column.type)
+                                            for i in range(length)])))
+        if length > IN_LIST_MAX:
+            params["in_list"] = list(values)
+        else:
+            params.update((f"in_{i}", value) for i, value in enumerate(values))
+        return statement, params
+
+
+IN_LIST_MAX = 64  # more values than a group commit's batch (``MAX_BATCH``) are rare
