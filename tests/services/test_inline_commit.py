@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from tickethub.domain.actors import Actor, Role
 from tickethub.domain.status import Kind, Status
@@ -62,8 +62,38 @@ def test_write_now_refuses_while_another_connection_holds_the_lock(
     finally:
         other.execute("ROLLBACK")
         other.close()
-    with store.write_now() as uow:  # free again; the usual busy timeout is back
+    with store.write_now() as uow:  # free again
+        assert uow.connection.exec_driver_sql("PRAGMA busy_timeout").scalar() == 0
+    with store.write() as uow:  # the pool's connections keep the usual busy timeout
         assert uow.connection.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+
+
+def test_write_now_takes_no_connection_from_the_pool(hub: HubRuntime) -> None:
+    """Its own connection, kept: a pool with none free (or a new connection's setup)
+    can not hold up the event loop."""
+    store = _store(hub)
+    checkouts: list[object] = []
+    event.listen(store.engine, "checkout", lambda *args: checkouts.append(args))
+    for _ in range(5):
+        with store.write_now() as uow:
+            uow.connection.exec_driver_sql("SELECT 1")
+    assert len(checkouts) <= 1  # the first opens it
+    with store.write():
+        pass
+    assert len(checkouts) <= 2
+
+
+def test_write_now_follows_background_checkpoints(hub: HubRuntime) -> None:
+    """Its connection stays open, yet checkpoints go off for it while the hub's
+    checkpoint loop runs (``store/checkpoints.py``) and back on after."""
+    store = _store(hub)
+    with store.write_now():
+        pass  # opened before the loop runs
+    assert hub.wal_checkpoints is not None
+    with hub.wal_checkpoints.in_background(), store.write_now() as uow:
+        assert uow.connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 0
+    with store.write_now() as uow:
+        assert uow.connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 1000
 
 
 def test_write_now_refuses_while_another_thread_writes(hub: HubRuntime) -> None:

@@ -227,4 +227,5 @@ class HubRuntime:
     def close(self) -> None:
         if self.schema_workers is not None:
             self.schema_workers.close()
+        self.store.close()
         self.engine.dispose()

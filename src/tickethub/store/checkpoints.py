@@ -8,14 +8,14 @@ happened to cross the line. The hub commits small batches on the event loop itse
 its duration; measured on an answer burst, two thirds of all commit time was those
 checkpoints.
 
-Inside :meth:`WalCheckpoints.in_background`, connections are handed out with automatic
-checkpoints off (``PRAGMA wal_autocheckpoint=0``, set once per pooled connection at its
-checkout) and ``server/checkpoint_loop.py`` calls :meth:`WalCheckpoints.checkpoint`
-every second in a worker thread: ``PASSIVE``, it never waits for, nor blocks, readers
-and writers, and its sync runs without the GIL. What a passive checkpoint could not copy
-(a reader still on older pages) the next one copies. A process that does not run the
-loop (the CLI, a script) keeps SQLite's default, and closing the last connection
-checkpoints anyway.
+Inside :meth:`WalCheckpoints.in_background`, transactions begin with automatic
+checkpoints off (``PRAGMA wal_autocheckpoint=0``, set once per connection, at the first
+transaction it begins inside the block) and ``server/checkpoint_loop.py`` calls
+:meth:`WalCheckpoints.checkpoint` every second in a worker thread: ``PASSIVE``, it never
+waits for, nor blocks, readers and writers, and its sync runs without the GIL. What a
+passive checkpoint could not copy (a reader still on older pages) the next one copies.
+A process that does not run the loop (the CLI, a script) keeps SQLite's default, and
+closing the last connection checkpoints anyway.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 from sqlalchemy import Engine, event
 
-_MARK = "tickethub_background_checkpoints"  # in a pooled connection's ``info``
+_MARK = "tickethub_background_checkpoints"  # in a connection's ``info``
 
 
 class WalCheckpoints:
@@ -37,15 +37,17 @@ class WalCheckpoints:
             raise ValueError("background checkpoints are for SQLite engines")
         self._engine = engine
         self._active = False
-        event.listen(engine, "checkout", self._on_checkout)
+        event.listen(engine, "begin", self._on_begin)
 
-    def _on_checkout(self, dbapi_connection: Any, record: Any, _proxy: Any) -> None:
-        # Once per pooled connection, on its first checkout while active (a dict look-up
-        # on every other: this runs for every transaction).
+    def _on_begin(self, connection: Any) -> None:
+        # At each transaction's start, not at checkout: a connection held open (the
+        # event loop's own, ``SqlStore.write_now``) follows too. The PRAGMA runs once per
+        # connection and change; otherwise this is a dict look-up.
         wanted = self._active
-        if record.info.get(_MARK, False) is not wanted:
-            dbapi_connection.execute(f"PRAGMA wal_autocheckpoint={0 if wanted else 1000}")
-            record.info[_MARK] = wanted
+        if connection.info.get(_MARK, False) is not wanted:
+            connection.connection.driver_connection.execute(
+                f"PRAGMA wal_autocheckpoint={0 if wanted else 1000}")
+            connection.info[_MARK] = wanted
 
     def checkpoint(self) -> tuple[int, int, int]:
         """One passive checkpoint, now, in this thread: SQLite's ``(busy, pages in the
@@ -62,8 +64,8 @@ class WalCheckpoints:
 
     @contextmanager
     def in_background(self) -> Iterator[None]:
-        """Automatic checkpoints off for connections checked out inside the block (the
-        caller checkpoints), back on for those checked out after it."""
+        """Automatic checkpoints off for transactions begun inside the block (the caller
+        checkpoints), back on for those begun after it."""
         self._active = True
         try:
             yield

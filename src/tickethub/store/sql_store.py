@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 
 from tickethub.errors import DatabaseUnavailable, WouldBlock
-from tickethub.store.engine import BUSY_TIMEOUT_MS, WRITE_OPTION
+from tickethub.store.engine import WRITE_OPTION
 from tickethub.store.records import (
     SqlActorRepository,
     SqlDeliveryRepository,
@@ -49,6 +49,7 @@ class SqlStore:
             threading.Lock() if engine.dialect.name == "sqlite" else nullcontext()
         )
         self._local = threading.local()
+        self._inline: Connection | None = None  # ``write_now``'s own (the loop's thread)
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -88,29 +89,54 @@ class SqlStore:
         (nothing begun) when another thread of this process holds it or, with a zero busy
         timeout for the ``BEGIN IMMEDIATE``, another connection (another process: the
         CLI) does. For the event loop's own commits (``group_commit``), which must not
-        block the loop. SQLite only (``writes_now``)."""
+        block the loop. SQLite only (``writes_now``).
+
+        It writes on a connection of its own, kept open and not taken from the pool: no
+        pool checkout (which could wait for a free connection), no new connection's
+        setup, and its zero busy timeout set once. Inside the transaction nothing waits
+        on a lock either (it holds the write lock); a statement that still finds the
+        database busy fails, and the caller writes the batch on a thread instead."""
         if not self.writes_now or getattr(self._local, "connection", None) is not None:
             raise WouldBlock("not an SQLite store, or inside a batch")
         if not self._write_lock.acquire(blocking=False):
             raise WouldBlock("another thread holds the write lock")
         try:
-            with self.engine.connect() as connection:
-                connection.execution_options(**{WRITE_OPTION: True})
-                # The DBAPI connection itself: a statement through ``connection`` would
-                # begin the transaction (with the usual busy timeout) before we set it.
-                raw = connection.connection.driver_connection
-                raw.execute("PRAGMA busy_timeout=0")
-                try:
-                    transaction = connection.begin()
-                except DatabaseUnavailable as exc:  # SQLITE_BUSY: another process writes
-                    raise WouldBlock("the database is locked by another connection") \
-                        from exc
-                finally:
-                    raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            connection = self._inline_connection()
+            try:
+                transaction = connection.begin()
+            except DatabaseUnavailable as exc:  # SQLITE_BUSY: another process writes
+                raise WouldBlock("the database is locked by another connection") from exc
+            try:
                 with transaction:
                     yield SqlUnitOfWork(connection)
+            finally:
+                if connection.invalidated:  # the driver connection broke: a new one next
+                    self._close_inline()
         finally:
             self._write_lock.release()
+
+    def _inline_connection(self) -> Connection:
+        connection = self._inline
+        if connection is None:
+            connection = self.engine.connect()
+            connection.execution_options(**{WRITE_OPTION: True})
+            # On the driver's connection: through ``connection`` it would begin a
+            # transaction, under the usual busy timeout.
+            connection.connection.driver_connection.execute(  # type: ignore[union-attr]
+                "PRAGMA busy_timeout=0")
+            self._inline = connection
+        return connection
+
+    def _close_inline(self) -> None:
+        connection, self._inline = self._inline, None
+        if connection is not None:
+            connection.invalidate()  # its zero busy timeout must not go back to the pool
+            connection.close()
+
+    def close(self) -> None:
+        """Close the connection ``write_now`` keeps (before the engine is disposed)."""
+        with self._write_lock:
+            self._close_inline()
 
     @contextmanager
     def read(self) -> Iterator[SqlUnitOfWork]:
