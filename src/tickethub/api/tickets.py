@@ -26,6 +26,7 @@ from tickethub.api.deps import (
 )
 from tickethub.api.direct_routes import DirectRequest, direct
 from tickethub.api.problem_docs import PROBLEM_RESPONSES
+from tickethub.api.responses import EncodedJSONResponse
 from tickethub.api.schemas import (
     AnswerIn,
     ApproveIn,
@@ -65,12 +66,11 @@ IdempotencyKey = Annotated[str | None, Field(max_length=200)]
 
 
 def _out(hub: TicketsDoor, ticket: Ticket, status_code: int = 200,
-         headers: dict[str, str] | None = None) -> Response:
+         headers: tuple[tuple[bytes, bytes], ...] = ()) -> Response:
     """The ticket as JSON. Returned as a ready response: FastAPI would otherwise validate
     the model a second time (``response_model`` still documents it)."""
     body = shared_ticket_json(ticket, hub.settings.effective_public_url)
-    return Response(body, status_code=status_code, media_type="application/json",
-                    headers=headers)
+    return EncodedJSONResponse(body, status_code, headers)
 
 
 # Direct handlers (``api/direct_routes.py``): ask and answer without FastAPI's dependency
@@ -178,10 +178,10 @@ async def ask(hub: TicketsDoor, me: Actor, body: TicketIn, idempotency_key: str 
         response_schema=body.response_schema, proposal=body.proposal, refs=body.refs,
     )
     ticket, created = await hub.tickets.aask(me, draft, idempotency_key)
-    headers = {"Location": f"/api/v1/tickets/{ticket.id}"}
+    location = (b"location", f"/api/v1/tickets/{ticket.id}".encode())
     if not created:
-        headers["Idempotent-Replayed"] = "true"
-    return _out(hub, ticket, 201 if created else 200, headers)
+        return _out(hub, ticket, 200, (location, (b"idempotent-replayed", b"true")))
+    return _out(hub, ticket, 201, (location,))
 
 
 @router.get("/tickets", response_model=TicketPage, summary="List tickets")
@@ -375,15 +375,15 @@ async def wait_for_resolution(hub: TicketsDoor, me: Actor, ticket_id: int, timeo
                 if (expiring is not None and isinstance(change, Moved)
                         and change.follows(ticket) and not is_waiting(change.status)):
                     # The expiry's hot path: no new ``Ticket``, one join of bytes.
-                    return Response(expiring.render_moved(
+                    return EncodedJSONResponse(expiring.render_moved(
                         change.status, outcome_of(ticket.kind, change.status), change.at,
-                        change.version), media_type="application/json", headers=_RESOLVED)
+                        change.version), headers=_RESOLVED)
                 fresh = state_after(change, ticket)
                 if fresh is not None and not fresh.waiting:
                     ticket = fresh
                     break
-    return _out(hub, ticket, headers={
-        "X-Tickethub-Timed-Out": "true" if ticket.waiting else "false"})
+    return _out(hub, ticket, headers=_TIMED_OUT if ticket.waiting else _RESOLVED)
 
 
-_RESOLVED = {"X-Tickethub-Timed-Out": "false"}
+_RESOLVED = ((b"x-tickethub-timed-out", b"false"),)
+_TIMED_OUT = ((b"x-tickethub-timed-out", b"true"),)
