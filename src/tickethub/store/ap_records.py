@@ -4,7 +4,7 @@ and its ticket, or a step and its message, are written in one transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -35,15 +35,17 @@ REPLY_KINDS = [MessageKind.COMMENT.value, MessageKind.ANSWER.value]
 # Statements of the group-committed paths, built once (building one costs about as
 # much CPU as running it); those with a list of ids once per length of it (``InList``).
 _TICKET_HEAD = (tickets.c.path, tickets.c.status, tickets.c.created_by)
-_OPEN_TASKS = InList(lambda ids_in: (
-    select(ap_tasks.c.task_id, ap_tasks.c.ticket_id, *_TICKET_HEAD)
-    .join(tickets, tickets.c.id == ap_tasks.c.ticket_id)
-    .where(ids_in(ap_tasks.c.task_id))))
-_OPEN_TASKS_LOCKED = InList(lambda ids_in: (
-    select(ap_tasks.c.task_id, ap_tasks.c.ticket_id, *_TICKET_HEAD)
-    .join(tickets, tickets.c.id == ap_tasks.c.ticket_id)
-    .where(ids_in(ap_tasks.c.task_id))
-    .order_by(tickets.c.id).with_for_update(of=tickets)))
+
+
+def _open_tasks(ids_in: Callable[[Any], Any]) -> Any:
+    return (select(ap_tasks.c.task_id, ap_tasks.c.ticket_id, *_TICKET_HEAD)
+            .join(tickets, tickets.c.id == ap_tasks.c.ticket_id)
+            .where(ids_in(ap_tasks.c.task_id)))
+
+
+_OPEN_TASKS = InList(_open_tasks)
+_OPEN_TASKS_LOCKED = InList(lambda ids_in: _open_tasks(ids_in).order_by(tickets.c.id)
+                            .with_for_update(of=tickets))
 _TASK_TICKETS = InList(lambda ids_in: select(
     tickets.c.id.label("ticket_id"), *_TICKET_HEAD).where(ids_in(tickets.c.id)))
 _TICKETS_BY_ID = InList(lambda ids_in: select(tickets).where(ids_in(tickets.c.id)))

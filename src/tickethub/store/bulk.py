@@ -199,7 +199,7 @@ class InList:
     lists (rare) share one statement with the expanding parameter."""
 
     def __init__(self, build: Callable[[Callable[[Any], Any]], Any]) -> None:
-        self._build = build
+        self.build = build
         self._by_length: dict[int, Any] = {}
 
     def bound(self, values: Sequence[Any], **params: Any) -> tuple[Any, dict[str, Any]]:
@@ -207,7 +207,7 @@ class InList:
         length = min(len(values), IN_LIST_MAX + 1)
         statement = self._by_length.get(length)
         if statement is None:
-            statement = self._by_length[length] = self._build(
+            statement = self._by_length[length] = self.build(
                 (lambda column: column.in_(bindparam("in_list", expanding=True)))
                 if length > IN_LIST_MAX else
                 (lambda column: column.in_([bindparam(f"in_{i}", type_=column.type)
