@@ -188,3 +188,14 @@ async def test_a_failed_inline_batch_is_written_again_item_by_item(hub: HubRunti
     assert isinstance(boom, RuntimeError)
     assert not isinstance(answered, BaseException) and answered.status is Status.ANSWERED
     assert hub.tickets.get(ticket.id).answer.text == "yes"  # type: ignore[union-attr]
+
+
+def test_closing_the_store_closes_the_connection_write_now_keeps(hub: HubRuntime) -> None:
+    store = _store(hub)
+    with store.write_now() as uow:
+        kept = uow.connection.connection.driver_connection
+    store.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        kept.execute("SELECT 1")  # type: ignore[union-attr]
+    with store.write_now() as uow:  # a new one, when written again
+        assert uow.connection.exec_driver_sql("SELECT 1").scalar() == 1

@@ -134,9 +134,14 @@ class SqlStore:
             connection.close()
 
     def close(self) -> None:
-        """Close the connection ``write_now`` keeps (before the engine is disposed)."""
-        with self._write_lock:
-            self._close_inline()
+        """Close the connection ``write_now`` keeps (before the engine is disposed). A
+        write still running elsewhere is given a few seconds; past them the connection
+        is left to the garbage collector rather than hang the shutdown."""
+        if self._inline is not None and self._write_lock.acquire(timeout=5):
+            try:
+                self._close_inline()
+            finally:
+                self._write_lock.release()
 
     @contextmanager
     def read(self) -> Iterator[SqlUnitOfWork]:
