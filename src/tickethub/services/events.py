@@ -64,12 +64,15 @@ class EventService:
             events = uow.events.since(seq, limit=limit, ticket_id=ticket_id,
                                       path_prefix=prefix, reader=name, until=last)
             if not events:  # found some: the cursor is within the log, no need to look
-                if last is None:
-                    last = uow.events.last_seq()
-                if seq > last:
+                # Read after the page, this end only checks the cursor; it is never the
+                # next cursor: on PostgreSQL each statement sees the commits made before
+                # it, so events committed between the two reads are after it but were
+                # not in the page.
+                end = last if last is not None else uow.events.last_seq()
+                if seq > end:
                     raise CursorAhead(
-                        f"{field}={seq} is ahead of the log, which ends at {last}",
-                        field=field, last_seq=last,
+                        f"{field}={seq} is ahead of the log, which ends at {end}",
+                        field=field, last_seq=end,
                     )
             if len(events) == limit or last is None:
                 return events, events[-1].seq if events else seq
