@@ -8,6 +8,15 @@ from typing import Any
 import httpx
 from live import Hub
 
+# A person's requests on a loaded CI machine (2 cores, PostgreSQL beside the hub) once
+# took past httpx's default 5 s; a test waits for behaviour, not for speed.
+TIMEOUT = 30.0
+
+
+def _as_person(hub: Hub) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.responder),
+                             timeout=TIMEOUT)
+
 
 async def next_ticket(hub: Hub, *, kind: str | None = None, after: int = 0,
                       timeout: float = 10.0) -> dict[str, Any]:
@@ -15,7 +24,7 @@ async def next_ticket(hub: Hub, *, kind: str | None = None, after: int = 0,
     params: dict[str, Any] = {"status": ["open"]}
     if kind:
         params["kind"] = kind
-    async with httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.responder)) as c:
+    async with _as_person(hub) as c:
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             items = (await c.get("/api/v1/tickets", params=params)).json()["items"]
@@ -30,12 +39,12 @@ async def next_ticket(hub: Hub, *, kind: str | None = None, after: int = 0,
 async def respond(hub: Hub, ticket_id: int, action: str, body: dict[str, Any]
                   ) -> httpx.Response:
     """POST /answer, /approve or /deny as the responder."""
-    async with httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.responder)) as c:
+    async with _as_person(hub) as c:
         return await c.post(f"/api/v1/tickets/{ticket_id}/{action}", json=body)
 
 
 async def get(hub: Hub, path: str) -> Any:
-    async with httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.responder)) as c:
+    async with _as_person(hub) as c:
         response = await c.get(path)
         assert response.status_code == 200, response.text
         return response.json()
