@@ -176,6 +176,12 @@ class Settings(BaseSettings):
                                 "as.")
     ap_worker_concurrency: int = Field(64, ge=1, le=10_000, description="Most steps the "
                                        "in-hub worker handles at once.")
+    ap_worker_lease_seconds: float = Field(30.0, ge=0.3, le=3600, description="With "
+                                           "several hub processes: how long a step the "
+                                           "in-hub worker handles stays claimed without "
+                                           "renewal (renewed every third of it); a step "
+                                           "whose process died is taken by another "
+                                           "within about 1.3 times this.")
 
     # -- GitHub channel (channels/github, docs/github.md) --
     github_token: SecretStr | None = Field(None, description="A GitHub token (PAT or "

@@ -6,6 +6,7 @@ unanswered while no worker ran are taken when the hub starts with one."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -13,17 +14,30 @@ from typing import Any
 import httpx
 import pytest
 from bench.bait_server import BaitServer
+from sqlalchemy import select
 
 from tests.agents import handlers
 from tests.conftest import make_token
 from tickethub.agents.task_worker import load_handler
 from tickethub.api.app import create_app
 from tickethub.server.runtime import HubRuntime
+from tickethub.services.agent_tasks import AgentTaskService
 from tickethub.settings import Settings
+from tickethub.store.ap_records import SqlApStore
+from tickethub.store.ap_tables import ap_steps
 
 AP = "/ap/v1/agent/tasks"
 WORKER = "tests.agents.handlers:handle"
 SHORT_HOLD = 0.2
+LEASE = 2.0  # the in-hub worker's claims, shortened (renewed every 0.67 s)
+DEAD_LEASE = 3.0  # a claim left by a hub that died
+
+
+def _claim(hub: HubRuntime, step_id: str) -> object:
+    """The step's ``claimed_until`` as stored (None: nobody holds it)."""
+    with hub.store.read() as uow:
+        return uow.connection.execute(select(ap_steps.c.claimed_until).where(
+            ap_steps.c.step_id == step_id)).scalar_one()
 
 
 @pytest.fixture
@@ -389,6 +403,66 @@ async def test_two_hubs_starting_on_one_database_hand_a_left_step_to_one_worker(
     finally:
         first.close()
         second.close()
+
+
+async def test_a_step_a_hub_is_handling_stays_its_own_while_another_hub_runs(
+        settings: Settings) -> None:
+    """A step whose handler outlasts the client's hold is stored claimed, and the claim
+    is renewed while the handler runs: another hub on the same database, starting
+    meanwhile and looking for lapsed claims every third of a (short) lease, never takes
+    it. Once handled, the claim is given up."""
+    quick = settings.model_copy(update={"ap_step_hold_seconds": SHORT_HOLD,
+                                        "ap_worker_lease_seconds": LEASE})
+    first = HubRuntime(quick)
+    second = HubRuntime(quick.model_copy(update={"data_dir": settings.data_dir / "two"}))
+    try:
+        async with serving(first) as client:
+            task = await _task(client, input="paint")
+            step = await _step(client, task["task_id"], input="hold")
+            assert step["status"] == "running"
+            assert _claim(first, step["step_id"]) is not None  # claimed as it was stored
+            async with serving(second):
+                done = await _completed(client, task["task_id"], step["step_id"])
+                assert done["output"] == "held"
+                await asyncio.sleep(handlers.HOLD_SECONDS)  # a second handler replies now
+                person = await make_token(client, "responder", "carol")
+                ticket = await _ticket(client, task["task_id"], person)
+                replies = [m for m in await _messages(client, ticket["id"], person)
+                           if m["author"] == "ap-worker"]
+                assert len(replies) == 1
+                assert _claim(first, step["step_id"]) is None
+    finally:
+        first.close()
+        second.close()
+
+
+async def test_a_step_whose_hub_died_is_taken_once_its_claim_lapses(
+        settings: Settings) -> None:
+    """A hub killed mid-handler leaves its claim; a running hub takes the step once the
+    claim lapses, not before."""
+    without = HubRuntime(settings.model_copy(update={"ap_worker": None,
+                                                     "ap_step_hold_seconds": SHORT_HOLD}))
+    try:
+        async with serving(without) as client:
+            task = await _task(client, input="paint")
+            step = await _step(client, task["task_id"], input="left")
+            # The process handling the step dies here, holding its claim.
+            tasks = AgentTaskService(SqlApStore(without.store), without.clock, without.bus)
+            assert tasks.claim_steps([step["step_id"]], DEAD_LEASE) == {step["step_id"]}
+            lapses = time.monotonic() + DEAD_LEASE
+    finally:
+        without.close()
+
+    hub = HubRuntime(settings.model_copy(update={"ap_worker_lease_seconds": LEASE}))
+    try:
+        async with serving(hub) as client:
+            done = await _completed(client, task["task_id"], step["step_id"],
+                                    seconds=DEAD_LEASE + 15)
+            assert time.monotonic() >= lapses  # not at start: the dead hub's claim held
+            assert done["status"] == "completed"
+            assert done["output"].startswith("echo: left")
+    finally:
+        hub.close()
 
 
 def test_load_handler_gives_the_named_callable() -> None:

@@ -200,6 +200,41 @@ def test_a_step_is_claimed_once_until_its_lease_ends_or_it_is_released(ap: Any) 
         assert uow.ap.claim_steps([], NOW, lease) == set()
 
 
+def test_a_step_stored_claimed_is_renewed_until_its_claim_lapses(ap: Any) -> None:
+    """The in-hub worker's claims: a step stored while its handler runs is claimed in
+    the same write; renewal extends only claims that still hold; a lapsed claim is
+    listed (its process stopped), oldest first, and anyone may take it."""
+    [a] = _tickets(ap, TicketDraft(Kind.TASK, "a"))
+    with ap.write() as uow:
+        uow.ap.add_tasks([_task("ta", a)])
+    m = [_message(ap, a, via=AP_CHANNEL) for _ in range(3)]
+    soon, later = NOW + timedelta(seconds=30), NOW + timedelta(seconds=60)
+    with ap.write() as uow:
+        uow.ap.add_steps([StepRecord("s1", "ta", "one", None, m[0], "agent", NOW),
+                          StepRecord("s2", "ta", "two", None, m[1], "agent", NOW),
+                          StepRecord("s3", "ta", "three", None, m[2], "agent", NOW)],
+                         claims={"s2": later, "s1": soon})
+    with ap.read() as uow:  # stored in order, whatever their claims
+        assert [s.step_id for s in uow.ap.steps(["ta"])] == ["s1", "s2", "s3"]
+        assert uow.ap.lapsed_claims(NOW, 10) == []
+        assert uow.ap.lapsed_claims(later + timedelta(seconds=1), 10) == [
+            ("ta", "s1"), ("ta", "s2")]  # s3 has no claim: not lapsed, never held
+        assert uow.ap.lapsed_claims(later + timedelta(seconds=1), 1) == [("ta", "s1")]
+    with ap.write() as uow:  # held: nobody else claims them
+        assert uow.ap.claim_steps(["s1", "s2", "s3"], NOW, later) == {"s3"}
+    with ap.write() as uow:  # s1 lapsed at ``soon``: not renewed; s2 holds: renewed
+        assert uow.ap.renew_claims(["s1", "s2", "nope"], soon + timedelta(seconds=1),
+                                   later + timedelta(seconds=60)) == {"s2"}
+        assert uow.ap.renew_claims([], NOW, later) == set()
+    with ap.read() as uow:
+        assert uow.ap.lapsed_claims(later + timedelta(seconds=1), 10) == [
+            ("ta", "s1"), ("ta", "s3")]
+    with ap.write() as uow:
+        uow.ap.release_steps(["s1", "s3"])
+    with ap.read() as uow:
+        assert uow.ap.lapsed_claims(later + timedelta(hours=1), 10) == [("ta", "s2")]
+
+
 def test_replies_are_trusted_comments_and_answers_not_step_inputs(ap: Any) -> None:
     a, b = _tickets(ap, TicketDraft(Kind.TASK, "a"), TicketDraft(Kind.TASK, "b"))
     start = _message(ap, a, author="agent", via=AP_CHANNEL)

@@ -17,12 +17,22 @@ back ``running`` and completes when the reply lands. At start the worker takes t
 left unanswered by a previous run (the hub was stopped mid-handler); each step is handled
 once per hub process, at most ``ap_worker_concurrency`` at a time.
 
-With several hub processes on one database (``serve --workers N``) each one's worker
-catches up at its start; a step left running is handed to one of them: each claims the
-steps it found with one conditional ``UPDATE`` (``ap_steps.claimed_until``, a lease of
-``CLAIM_SECONDS``) and handles only those it claimed. A worker that stops releases the
-claims of the steps it did not finish, so the next start takes them; one killed leaves
-them claimed until the lease ends (then the next start takes them).
+With several hub processes on one database (``serve --workers N``) a step is handled by
+one of them at a time, through claims (``ap_steps.claimed_until``, a lease of
+``ap_worker_lease_seconds``):
+
+* a step the worker stores while its handler runs is stored claimed, in the same write;
+  a step stored together with its reply is done and needs no claim;
+* every third of the lease the worker renews the claims of the handlers still running,
+  and gives up those of the steps that finished (replied, or left to a person);
+* at start, the worker claims the steps left running with no claim or a lapsed one, with
+  one conditional ``UPDATE``, and handles only those it claimed; while it runs, it
+  takes the steps whose claim lapsed (their process died) the same way, so a step a
+  killed process was handling is taken up within about 1⅓ leases.
+
+A worker that stops releases the claims of the steps it did not finish, so the next
+start takes them at once. A process stalled for longer than a lease may find its step
+taken by another: the step is then handled twice (the renewal logs it).
 """
 
 from __future__ import annotations
@@ -56,6 +66,7 @@ from tickethub.services.agent_tasks import (
     TaskFilter,
     TaskRecord,
     TaskTicket,
+    TaskView,
     new_uuid,
 )
 
@@ -64,7 +75,7 @@ log = logging.getLogger(__name__)
 VIA = "hosted-worker"
 EMPTY_REPLY = "(done)"
 _CATCH_UP_PAGE = 100
-CLAIM_SECONDS = 300.0
+LEASE_SECONDS = 30.0  # default of ``ap_worker_lease_seconds``
 _KNOWN_TASKS = 10_000
 
 Handler = Callable[[HostedTaskStep], Awaitable[Any]]
@@ -112,12 +123,14 @@ class _PendingStep:
     outlasts the client's hold."""
 
     def __init__(self, item: StepInput, task: TaskRecord, ticket: TaskTicket,
-                 writes: Write,
-                 posted: PostedStep | None = None) -> None:
+                 writes: Write, posted: PostedStep | None = None,
+                 on_stored: Callable[[str], None] | None = None) -> None:
+        """``on_stored``: called with the step's id once it is stored alone (claimed)."""
         self.item = item
         self.task = task
         self.ticket = ticket
         self._writes = writes
+        self._on_stored = on_stored
         self._storing: asyncio.Future[PostedStep | None] | None = None
         if posted is not None:  # stored already (taken over at start)
             self._storing = asyncio.get_running_loop().create_future()
@@ -159,6 +172,8 @@ class _PendingStep:
     async def _write(self, item: StepInput) -> PostedStep:
         posted = await self._writes(item)
         assert isinstance(posted, PostedStep)
+        if self._on_stored is not None:
+            self._on_stored(self.step_id)
         return posted
 
 
@@ -174,16 +189,20 @@ class HostedTaskWorker:
 
     def __init__(self, handler: Handler, tools: StepTools, tasks: AgentTaskService,
                  writes: Write, concurrency: int,
-                 new_id: Callable[[], str] = new_uuid) -> None:
+                 new_id: Callable[[], str] = new_uuid,
+                 lease_seconds: float = LEASE_SECONDS) -> None:
         """``writes``: the hub's group-committed write path, which the worker's join."""
         self._handler = handler
         self._tools = tools
         self._tasks = tasks
         self._writes = writes
         self._new_id = new_id
+        self._lease = lease_seconds
         self._slots = asyncio.Semaphore(concurrency)
         self._jobs: dict[str, asyncio.Task[StepView | None]] = {}
-        self._claimed: set[str] = set()  # steps this worker claimed at catch-up
+        self._claimed: set[str] = set()  # stored steps whose handler runs here: renewed
+        self._finished_claims: set[str] = set()  # their handler ended: to release
+        self._keeper: asyncio.Task[None] | None = None
         # What a task's steps need that never changes (the task, its ticket's id, path
         # and creator), so a step costs no read before its handler runs.
         self._known: OrderedDict[str, tuple[TaskRecord, TaskTicket]] = OrderedDict()
@@ -196,8 +215,9 @@ class HostedTaskWorker:
         task, ticket = await self._task(item.task_id)
         require_owner_or_responder(item.actor, ticket.created_by, "posting a step")
         item = StepInput(item.actor, item.task_id, item.text, item.additional_input,
-                         self._new_id())
-        pending = _PendingStep(item, task, ticket, self._writes)
+                         self._new_id(), self._lease)
+        pending = _PendingStep(item, task, ticket, self._writes,
+                               on_stored=self._claimed.add)
         job = self._start(pending)
         done, _ = await asyncio.wait({job}, timeout=hold_seconds)
         view = job.result() if done else None
@@ -213,6 +233,7 @@ class HostedTaskWorker:
             self._jobs[step_id] = job
             job.add_done_callback(lambda _: self._jobs.pop(step_id, None))
             job.add_done_callback(_note_refusal)
+            job.add_done_callback(self._finished(step_id))
         return job
 
     async def _task(self, task_id: str) -> tuple[TaskRecord, TaskTicket]:
@@ -263,52 +284,119 @@ class HostedTaskWorker:
                                                  pending.step_id)
         return view
 
+    async def start(self) -> int:
+        """Catch up (:meth:`catch_up`), then keep the claims in the background until
+        :meth:`aclose`; how many steps were left running."""
+        found = await self.catch_up()
+        self._keeper = asyncio.get_running_loop().create_task(self._keep_claims())
+        return found
+
     async def catch_up(self) -> int:
-        """Dispatch the steps left unanswered by an earlier run; how many there were."""
+        """Dispatch the steps left unanswered by an earlier run (unclaimed, or claimed
+        by a process that stopped renewing); how many this worker took."""
         found = 0
         offset = 0
         filters = TaskFilter(status=tuple(WAITING))
         while True:
             views, total = await anyio.to_thread.run_sync(functools.partial(
                 self._tasks.page, filters, offset, _CATCH_UP_PAGE, with_steps=True))
-            running = [(view, step) for view in views for step in view.steps or ()
-                       if step.state.status == "running"
-                       and step.state.step_id not in self._jobs]
-            claimed = await anyio.to_thread.run_sync(
-                self._tasks.claim_steps, [s.state.step_id for _, s in running],
-                CLAIM_SECONDS)
-            for view, step in running:
-                if step.state.step_id not in claimed:
-                    continue  # another hub process has it
-                record, ticket = step.state.record, TaskTicket.of(view.ticket)
-                item = StepInput(Actor(record.created_by, Role.AGENT, ActorKind.AGENT),
-                                 record.task_id, record.input,
-                                 record.additional_input, record.step_id)
-                posted = PostedStep(record, ticket)
-                self._claimed.add(record.step_id)
-                job = self._start(_PendingStep(item, view.record, ticket, self._writes,
-                                               posted))
-                job.add_done_callback(self._finished(record.step_id))
-                found += 1
+            found += (await self._take_over(views))[0]
             offset += len(views)
             if not views or offset >= total:
                 return found
 
+    async def _take_over(self, views: list[TaskView], only: set[str] | None = None
+                         ) -> tuple[int, set[str]]:
+        """Claim and start the running steps of ``views`` (of ``only``, if given) that
+        no other process holds: how many it started, and those of ``only`` that are
+        not running any more (answered meanwhile)."""
+        running = [(view, step) for view in views for step in view.steps or ()
+                   if step.state.status == "running"
+                   and step.state.step_id not in self._jobs
+                   and (only is None or step.state.step_id in only)]
+        idle = set() if only is None else only - {s.state.step_id for _, s in running}
+        claimed = await anyio.to_thread.run_sync(
+            self._tasks.claim_steps, [s.state.step_id for _, s in running], self._lease)
+        started = 0
+        for view, step in running:
+            if step.state.step_id not in claimed:
+                continue  # another hub process has it
+            record, ticket = step.state.record, TaskTicket.of(view.ticket)
+            item = StepInput(Actor(record.created_by, Role.AGENT, ActorKind.AGENT),
+                             record.task_id, record.input,
+                             record.additional_input, record.step_id)
+            self._claimed.add(record.step_id)
+            self._start(_PendingStep(item, view.record, ticket, self._writes,
+                                     PostedStep(record, ticket)))
+            started += 1
+        return started, idle - set(self._jobs)
+
     def _finished(self, step_id: str) -> Callable[[asyncio.Task[StepView | None]], None]:
         def done(job: asyncio.Task[StepView | None]) -> None:
-            if not job.cancelled():  # a cancelled one's claim is released at close
+            # A cancelled one's claim is released at close; a finished one's at the
+            # next upkeep (one write for all the steps that ended meanwhile).
+            if not job.cancelled() and step_id in self._claimed:
                 self._claimed.discard(step_id)
+                self._finished_claims.add(step_id)
         return done
 
+    async def _keep_claims(self) -> None:
+        while True:
+            await asyncio.sleep(self._lease / 3)
+            try:
+                await self.tend_claims()
+            except Exception as exc:  # the database is away: try again next time
+                log.warning("could not renew the in-hub worker's claims: %s", exc)
+
+    async def tend_claims(self) -> int:
+        """One round of upkeep: release the claims of finished steps, renew those of
+        running handlers, and take the steps whose claim lapsed; how many it took."""
+        release, self._finished_claims = sorted(self._finished_claims), set()
+        renew = sorted(self._claimed)
+        if release or renew:
+            try:
+                renewed = await anyio.to_thread.run_sync(
+                    self._tasks.tend_claims, renew, release, self._lease)
+            except BaseException:
+                self._finished_claims.update(release)
+                raise
+            lost = set(renew) - renewed
+            lost &= self._claimed  # (not those that finished meanwhile)
+            if lost:
+                log.warning("the claims of %d running step(s) lapsed before renewal (this "
+                            "process stalled?); another hub process may handle them too",
+                            len(lost))
+                self._claimed -= lost
+        lapsed = [(t, s) for t, s in await anyio.to_thread.run_sync(self._tasks.lapsed_claims)
+                  if s not in self._jobs]
+        if not lapsed:
+            return 0
+        views = []
+        for task_id in dict.fromkeys(t for t, _ in lapsed):
+            views.append(await anyio.to_thread.run_sync(functools.partial(
+                self._tasks.get, task_id, with_steps=True)))
+        started, idle = await self._take_over(views, {s for _, s in lapsed})
+        if idle:  # answered while nobody held them: nothing left to claim
+            await anyio.to_thread.run_sync(self._tasks.release_steps, sorted(idle))
+        if started:
+            log.info("the in-hub Agent Protocol worker took %d step(s) whose hub process "
+                     "stopped", started)
+        return started
+
     async def aclose(self) -> None:
-        """Cancel the handlers still running; release the claims of the steps they
-        leave unanswered, so the next start takes them."""
+        """Stop the upkeep, cancel the handlers still running; release the claims of the
+        steps they leave unanswered (so the next start takes them) and of those that
+        finished."""
+        if self._keeper is not None:
+            self._keeper.cancel()
+            await asyncio.gather(self._keeper, return_exceptions=True)
         jobs = list(self._jobs.values())
         for job in jobs:
             job.cancel()
         await asyncio.gather(*jobs, return_exceptions=True)
-        if self._claimed:
-            left, self._claimed = sorted(self._claimed), set()
+        left = sorted(self._claimed | self._finished_claims)
+        self._claimed, self._finished_claims = set(), set()
+        if left:
             try:
                 await anyio.to_thread.run_sync(self._tasks.release_steps, left)
             except Exception:  # the database is away: the claims lapse with their lease

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from tickethub import json_codec
@@ -64,6 +65,9 @@ class StepInput:
     text: str | None
     additional_input: dict[str, Any] | None
     step_id: str | None = None  # chosen beforehand (an in-hub worker's step); else new
+    # An in-hub worker storing a step it is handling claims it for this long (renewed
+    # while its handler runs), so no other hub process takes it; see ``task_worker``.
+    lease_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +175,7 @@ class StepWriter:
                                            a.reply.actor.can_steer, data=a.reply.data))
         messages = iter(uow.messages.add_many(drafts, now))
         steps, new_events, posted = [], [], []
+        claims: dict[str, datetime] = {}  # steps stored while an in-hub worker runs them
         for a in accepted:
             message = next(messages)
             step = StepRecord(a.step_id, a.item.task_id, a.item.text, a.item.additional_input,
@@ -185,6 +190,8 @@ class StepWriter:
             if a.reply is None:
                 results[a.index] = PostedStep(step, a.ticket)
                 posted.append(a.index)
+                if a.item.lease_seconds is not None:
+                    claims[a.step_id] = now + timedelta(seconds=a.item.lease_seconds)
                 continue
             reply = next(messages)
             new_events.append(NewEvent(
@@ -194,7 +201,7 @@ class StepWriter:
             counts = is_reply(reply, a.ticket, ())
             results[a.index] = StepView(open_state(step, reply if counts else None),
                                         a.item.task_id, [])
-        uow.ap.add_steps(steps)
+        uow.ap.add_steps(steps, claims=claims)
         batch.events += new_events
 
         def with_seq(seq: int) -> None:  # the seq waiters are notified with

@@ -84,11 +84,24 @@ class ApRepository(Protocol):
                    ) -> tuple[list[TaskRecord], int]:
         """One page of tasks, oldest first, and the total that match."""
         ...
-    def add_steps(self, records: Sequence[StepRecord]) -> None: ...
+    def add_steps(self, records: Sequence[StepRecord], *,
+                  claims: Mapping[str, datetime] | None = None) -> None:
+        """Store steps, in order; ``claims``: the step ids an in-hub worker stores while
+        it handles them, each claimed until its time."""
+        ...
     def claim_steps(self, step_ids: Sequence[str], now: datetime, until: datetime
                     ) -> set[str]:
         """Claim the unclaimed (or expired) of these steps until ``until``: one
         conditional update; the ids claimed by this call."""
+        ...
+    def renew_claims(self, step_ids: Sequence[str], now: datetime, until: datetime
+                     ) -> set[str]:
+        """Extend the claims of these steps that have not lapsed (held until ``now`` or
+        later) to ``until``; the ids renewed."""
+        ...
+    def lapsed_claims(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """(task id, step id) of up to ``limit`` steps whose claim lapsed before ``now``
+        (the process that held it stopped renewing: it died or stalled)."""
         ...
     def release_steps(self, step_ids: Sequence[str]) -> None: ...
     def open_tasks(self, task_ids: Sequence[str]) -> dict[str, TaskTicket]:
@@ -244,6 +257,25 @@ class AgentTaskService:
         now = self._clock.now()
         with self._store.write() as uow:
             return uow.ap.claim_steps(step_ids, now, now + timedelta(seconds=lease_seconds))
+
+    def tend_claims(self, renew: Sequence[str], release: Sequence[str],
+                    lease_seconds: float) -> set[str]:
+        """One transaction of the in-hub worker's upkeep: give up the claims of the steps
+        in ``release`` (handled, or left to a person) and extend those in ``renew`` (its
+        handlers still run) by ``lease_seconds``; the ids renewed (a claim that lapsed
+        meanwhile may be another process's now, and is not)."""
+        now = self._clock.now()
+        with self._store.write() as uow:
+            if release:
+                uow.ap.release_steps(release)
+            if not renew:
+                return set()
+            return uow.ap.renew_claims(renew, now, now + timedelta(seconds=lease_seconds))
+
+    def lapsed_claims(self, limit: int = 100) -> list[tuple[str, str]]:
+        """(task id, step id) of steps whose claim lapsed: their process stopped."""
+        with self._store.read() as uow:
+            return uow.ap.lapsed_claims(self._clock.now(), limit)
 
     def release_steps(self, step_ids: Sequence[str]) -> None:
         """Give up claims (the worker stopped before replying): the next start takes them."""

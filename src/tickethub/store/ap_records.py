@@ -4,7 +4,7 @@ and its ticket, or a step and its message, are written in one transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -137,11 +137,14 @@ class SqlApRepository:
             .offset(offset).limit(limit))
         return [_task(r) for r in rows], int(total)
 
-    def add_steps(self, records: Sequence[StepRecord]) -> None:
+    def add_steps(self, records: Sequence[StepRecord], *,
+                  claims: Mapping[str, datetime] | None = None) -> None:
+        claims = claims or {}
         insert_rows(self._c, ap_steps, [
             {"step_id": r.step_id, "task_id": r.task_id, "input": r.input,
              "additional_input": r.additional_input, "input_message_id": r.input_message_id,
-             "created_by": r.created_by, "created_at": r.created_at} for r in records])
+             "created_by": r.created_by, "created_at": r.created_at,
+             "claimed_until": claims.get(r.step_id)} for r in records])
 
     def claim_steps(self, step_ids: Sequence[str], now: datetime, until: datetime
                     ) -> set[str]:
@@ -158,6 +161,24 @@ class SqlApRepository:
                 .values(claimed_until=until)
                 .returning(ap_steps.c.step_id))
         return {row.step_id for row in self._c.execute(stmt)}
+
+    def renew_claims(self, step_ids: Sequence[str], now: datetime, until: datetime
+                     ) -> set[str]:
+        if not step_ids:
+            return set()
+        stmt = (update(ap_steps)
+                .where(ap_steps.c.step_id.in_(list(step_ids)),
+                       ap_steps.c.claimed_until >= now)
+                .values(claimed_until=until)
+                .returning(ap_steps.c.step_id))
+        return {row.step_id for row in self._c.execute(stmt)}
+
+    def lapsed_claims(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        rows = self._c.execute(
+            select(ap_steps.c.task_id, ap_steps.c.step_id)
+            .where(ap_steps.c.claimed_until < now)
+            .order_by(ap_steps.c.claimed_until).limit(limit))
+        return [(r.task_id, r.step_id) for r in rows]
 
     def release_steps(self, step_ids: Sequence[str]) -> None:
         """Drop the claims on these steps (their process stopped handling them)."""

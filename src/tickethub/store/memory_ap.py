@@ -11,7 +11,7 @@ order is SQL's ``ORDER BY id``), with their unique outside ids beside them."""
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
@@ -137,7 +137,8 @@ class MemoryApRepository:
 
     # -- steps ------------------------------------------------------------------------------
 
-    def add_steps(self, records: Sequence[StepRecord]) -> None:
+    def add_steps(self, records: Sequence[StepRecord], *,
+                  claims: Mapping[str, datetime] | None = None) -> None:
         ids = [r.step_id for r in records]
         if len(set(ids)) != len(ids) or any(i in self._step_ids for i in ids):
             raise ConstraintViolation("a step with this id is stored already")
@@ -150,6 +151,8 @@ class MemoryApRepository:
                              strict=True):
             self._changes.put(self._steps, row_id, _stored(r))
             self._changes.put(self._step_ids, r.step_id, row_id)
+            if claims and r.step_id in claims:
+                self._changes.put(self._claims, r.step_id, as_utc(claims[r.step_id]))
 
     def claim_steps(self, step_ids: Sequence[str], now: datetime, until: datetime
                     ) -> set[str]:
@@ -160,6 +163,19 @@ class MemoryApRepository:
         for step_id in won:
             self._changes.put(self._claims, step_id, as_utc(until))
         return won
+
+    def renew_claims(self, step_ids: Sequence[str], now: datetime, until: datetime
+                     ) -> set[str]:
+        held = {i for i in step_ids if i in self._claims and self._claims[i] >= as_utc(now)}
+        for step_id in held:
+            self._changes.put(self._claims, step_id, as_utc(until))
+        return held
+
+    def lapsed_claims(self, now: datetime, limit: int) -> builtins.list[tuple[str, str]]:
+        lapsed = sorted((until, step_id) for step_id, until in self._claims.items()
+                        if until < as_utc(now))[:limit]
+        return [(self._steps[self._step_ids[step_id]].task_id, step_id)
+                for _, step_id in lapsed]
 
     def release_steps(self, step_ids: Sequence[str]) -> None:
         for step_id in step_ids:

@@ -90,7 +90,8 @@ class ApServices:
             worker = HostedTaskWorker(load_handler(hub.settings.ap_worker),
                                       StepTools(actor, hub.tickets, artifacts, hub.bus),
                                       tasks, hub.tickets.awrite,
-                                      hub.settings.ap_worker_concurrency)
+                                      hub.settings.ap_worker_concurrency,
+                                      lease_seconds=hub.settings.ap_worker_lease_seconds)
         return cls(
             tasks=tasks,
             write=hub.tickets.awrite,
@@ -117,12 +118,13 @@ def services(request: Request) -> ApServices:
 @asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
     """While the hub runs: the in-hub worker (if any) takes the steps an earlier run left
-    unanswered at start, and its handlers are cancelled at stop."""
+    unanswered at start and keeps its claims on the steps it handles (``task_worker``);
+    its handlers are cancelled at stop."""
     worker = services_of(app).worker
     if worker is None:
         yield
         return
-    found = await worker.catch_up()
+    found = await worker.start()
     if found:
         log.info("the in-hub Agent Protocol worker took %d step(s) left unanswered", found)
     try:
