@@ -33,7 +33,7 @@ async def handle(step: TaskStep) -> str | Reply | None:
 async def _answer_child_questions(url: str, token: str) -> None:
     """A person who answers every open child question with 'blue'."""
     headers = {"Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(base_url=url, headers=headers) as http:
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
         while True:
             listed = (await http.get("/api/v1/tickets", params={
                 "kind": "question", "status": "open"})).json()["items"]

@@ -26,5 +26,5 @@ async def test_a_remote_ref_in_answer_schema_is_refused_unfetched(hub: Hub) -> N
                 "answer_schema": {"type": "string", "pattern": r"(a)\1"}})
             assert bad_regex.is_error and "(answer_schema.pattern)" in bad_regex.content[0].text
     assert bait.requests == []
-    async with httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.agent)) as c:
+    async with httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.agent), timeout=30) as c:
         assert (await c.get("/api/v1/tickets")).json()["items"] == []
