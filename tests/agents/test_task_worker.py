@@ -33,6 +33,12 @@ LEASE = 2.0  # the in-hub worker's claims, shortened (renewed every 0.67 s)
 DEAD_LEASE = 3.0  # a claim left by a hub that died
 
 
+def _without_worker(settings: Settings) -> HubRuntime:
+    """A hub on the same database with no in-hub worker: its steps wait, running."""
+    return HubRuntime(settings.model_copy(update={"ap_worker": None,
+                                                  "ap_step_hold_seconds": SHORT_HOLD}))
+
+
 def _claim(hub: HubRuntime, step_id: str) -> object:
     """The step's ``claimed_until`` as stored (None: nobody holds it)."""
     with hub.store.read() as uow:
@@ -313,8 +319,7 @@ async def test_at_most_ap_worker_concurrency_handlers_run_at_once(
 async def test_at_start_the_worker_takes_steps_left_unanswered(settings: Settings) -> None:
     """A step posted while the hub ran without a worker is handled when the hub starts
     again on the same database with one."""
-    without = HubRuntime(settings.model_copy(update={"ap_worker": None,
-                                                     "ap_step_hold_seconds": SHORT_HOLD}))
+    without = _without_worker(settings)
     try:
         async with serving(without) as client:
             task = await _task(client, input="paint", additional_input={"room": "hall"})
@@ -347,8 +352,7 @@ async def test_at_start_the_worker_takes_steps_left_unanswered(settings: Setting
 async def test_at_start_a_step_a_person_already_answered_is_left_alone(
     settings: Settings
 ) -> None:
-    without = HubRuntime(settings.model_copy(update={"ap_worker": None,
-                                                     "ap_step_hold_seconds": SHORT_HOLD}))
+    without = _without_worker(settings)
     try:
         async with serving(without) as client:
             person = await make_token(client, "responder", "alice")
@@ -377,8 +381,7 @@ async def test_two_hubs_starting_on_one_database_hand_a_left_step_to_one_worker(
         settings: Settings) -> None:
     """``serve --workers N``: every process's worker catches up at its start; a step left
     running is claimed by one of them (a conditional update), so it is handled once."""
-    without = HubRuntime(settings.model_copy(update={"ap_worker": None,
-                                                     "ap_step_hold_seconds": SHORT_HOLD}))
+    without = _without_worker(settings)
     try:
         async with serving(without) as client:
             task = await _task(client, input="paint")
@@ -440,8 +443,7 @@ async def test_a_step_whose_hub_died_is_taken_once_its_claim_lapses(
         settings: Settings) -> None:
     """A hub killed mid-handler leaves its claim; a running hub takes the step once the
     claim lapses, not before."""
-    without = HubRuntime(settings.model_copy(update={"ap_worker": None,
-                                                     "ap_step_hold_seconds": SHORT_HOLD}))
+    without = _without_worker(settings)
     try:
         async with serving(without) as client:
             task = await _task(client, input="paint")
