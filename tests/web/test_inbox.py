@@ -6,8 +6,12 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import pytest
 
 from tests.web.conftest import Browser, ask
+from tickethub.domain.actors import Actor, Role
+from tickethub.domain.status import Kind
+from tickethub.domain.tickets import TicketDraft
 from tickethub.server.runtime import HubRuntime
 from tickethub.services.inbox import InboxQuery
 
@@ -119,6 +123,29 @@ async def test_next_page_link_keeps_filters(client: httpx.AsyncClient, agent: di
     assert len(ids(second.text)) == 5
     assert set(ids(second.text)).isdisjoint(ids(first.text))
     assert "« Newest" in second.text
+
+
+async def test_a_ticket_asked_while_the_page_is_read_comes_through_its_stream(
+        client: httpx.AsyncClient, agent: dict[str, str], runtime: HubRuntime,
+        pat: Browser, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's stream resumes from the log's end as it was before the page was read:
+    a ticket committed in between, not on the page, is after it (not skipped)."""
+    read_page = runtime.inbox.page
+    late: list[int] = []
+
+    def page_then_an_ask(query: InboxQuery):  # type: ignore[no-untyped-def]
+        result = read_page(query)
+        if not late:  # another request commits right after the page was read
+            late.append(runtime.tickets.ask(Actor("agent-1", Role.AGENT),
+                                            TicketDraft(Kind.QUESTION, "Late"))[0].id)
+        return result
+
+    monkeypatch.setattr(runtime.inbox, "page", page_then_an_ask)
+    html = (await pat.get("/")).text
+    assert late and late[0] not in ids(html)
+    since = int(re.search(r'data-stream="[^"]*since=(\d+)"', html).group(1))  # type: ignore[union-attr]
+    after = runtime.events.since(since, limit=100)
+    assert [e.ticket_id for e in after] == late
 
 
 def test_live_filter_matches_like_the_query() -> None:

@@ -74,6 +74,9 @@ async def inbox(request: Request, me: Me) -> Response:
     hub = request.app.state.hub
     params = request.query_params
     error = None
+    # Read first: the page's live stream resumes from here, so a ticket committed while
+    # the page is read comes through the stream (read after, it would be in neither).
+    last_seq = await call(hub.events.last_seq)
     try:
         query = inbox_query(params, me.name, reader(me.actor))
         result = await call(hub.inbox.page, query)
@@ -88,7 +91,7 @@ async def inbox(request: Request, me: Me) -> Response:
                      if result.next_cursor else None),
         "first_url": "/?" + urlencode(filters) if query.cursor else None,
         "stream_url": "/inbox/stream?" + urlencode(filters),
-        "last_seq": await call(hub.events.last_seq),
+        "last_seq": last_seq,
         "search_scope": None if error else await call(search_scope.scope, hub, query,
                                                       filters),
     }
