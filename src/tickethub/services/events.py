@@ -63,11 +63,12 @@ class EventService:
             last = uow.events.last_seq() if name is not None else None
             events = uow.events.since(seq, limit=limit, ticket_id=ticket_id,
                                       path_prefix=prefix, reader=name, until=last)
-            if not events:  # found some: the cursor is within the log, no need to look
-                # Read after the page, this end only checks the cursor; it is never the
-                # next cursor: on PostgreSQL each statement sees the commits made before
-                # it, so events committed between the two reads are after it but were
-                # not in the page.
+            if not events:
+                # Nothing after the cursor: is it ahead of the log? (A page with events
+                # proves it is not.) Read after the page, this end only checks the
+                # cursor and is never the next one: on PostgreSQL each statement sees
+                # the commits made before it, so events committed between the two reads
+                # are after it but were not in the page.
                 end = last if last is not None else uow.events.last_seq()
                 if seq > end:
                     raise CursorAhead(
