@@ -18,7 +18,7 @@ import httpx
 import pytest
 from bench.hub import HubProcess
 
-from tests.conftest import require_server
+from tests.conftest import LIVE_TIMEOUT, require_server
 from tickethub.sdk import AsyncHub
 
 CLIENT = "agent-protocol-client==1.1.0"
@@ -63,7 +63,8 @@ async def _person(url: str, token: str, ready: asyncio.Event) -> list[str]:
                 await hub.post(event.ticket_id, f"did {message.body}")
             else:
                 task_id = event.data["ap_task_id"]
-                async with httpx.AsyncClient(base_url=url, headers=hub.headers, timeout=30) as http:
+                async with httpx.AsyncClient(base_url=url, headers=hub.headers,
+                                             timeout=LIVE_TIMEOUT) as http:
                     up = await http.post(f"/ap/v1/agent/tasks/{task_id}/artifacts",
                                          files={"file": ("output.txt", b"Washington")})
                     assert up.status_code == 200, up.text

@@ -12,6 +12,7 @@ import pytest
 from bench.hub import HubProcess
 
 from tests.agent_protocol.conftest import AP, create_task, ticket_of
+from tests.conftest import LIVE_TIMEOUT
 
 
 def _events(text: str) -> list[tuple[str, Any]]:
@@ -52,7 +53,7 @@ async def test_the_stream_follows_steps_live() -> None:
     env = {"TICKETHUB_AP_STEP_HOLD_SECONDS": "0", "TICKETHUB_AP_ANONYMOUS": "on"}
     with HubProcess(env=env) as hub:
         responder = {"Authorization": f"Bearer {hub.responder_token}"}
-        async with httpx.AsyncClient(base_url=hub.url, timeout=30) as client:
+        async with httpx.AsyncClient(base_url=hub.url, timeout=LIVE_TIMEOUT) as client:
             task = await create_task(client, input="t")
             ticket = await ticket_of(client, task["task_id"], responder)
             seen: list[tuple[str, Any]] = []

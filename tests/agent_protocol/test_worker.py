@@ -11,6 +11,7 @@ import httpx
 import pytest
 from bench.hub import HubProcess
 
+from tests.conftest import LIVE_TIMEOUT
 from tickethub.sdk import AsyncHub
 from tickethub.sdk.tasks import Reply, TaskStep, serve_tasks
 
@@ -33,7 +34,7 @@ async def handle(step: TaskStep) -> str | Reply | None:
 async def _answer_child_questions(url: str, token: str) -> None:
     """A person who answers every open child question with 'blue'."""
     headers = {"Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=LIVE_TIMEOUT) as http:
         while True:
             listed = (await http.get("/api/v1/tickets", params={
                 "kind": "question", "status": "open"})).json()["items"]

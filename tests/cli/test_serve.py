@@ -19,6 +19,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from tests.conftest import LIVE_TIMEOUT
 from tickethub.cli.main import cli
 from tickethub.sdk.testing import free_port, hub_command
 from tickethub.server.runtime import HubRuntime
@@ -151,7 +152,7 @@ def test_a_start_on_a_busy_port_keeps_the_generated_admin_token(tmp_path: Path) 
     process = _start(data_dir, port, admin_token=None)
     try:
         me = httpx.get(f"http://127.0.0.1:{port}/api/v1/me",
-                       headers={"Authorization": f"Bearer {token}"}, timeout=30)
+                       headers={"Authorization": f"Bearer {token}"}, timeout=LIVE_TIMEOUT)
         assert me.status_code == 200 and me.json()["role"] == "admin"
         # The operator's next step prints a link to where the hub really listens.
         made = CliRunner().invoke(cli, ["user", "set-password", "pat", "--password-stdin",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
 from live import Hub
 
 from tests.mcp.test_mcp import answer, data, first_open, over_http
@@ -18,8 +17,7 @@ async def test_an_option_picked_as_data_is_a_message_and_an_event(hub: Hub) -> N
         ticket = await first_open(hub)
         assert (await answer(hub, ticket["id"], {"data": "small"})).status_code == 200
         assert data(await asyncio.wait_for(call, 15))["answer"]["data"] == "small"
-    async with httpx.AsyncClient(base_url=hub.url,
-                                 headers={"Authorization": f"Bearer {hub.agent}"}, timeout=30) as c:
+    async with hub.client(hub.agent) as c:
         base = f"/api/v1/tickets/{ticket['id']}"
         assert (await c.post(f"{base}/transition", json={"to": "open"})).status_code == 200
         assert (await answer(hub, ticket["id"], {"data": "large"})).status_code == 200

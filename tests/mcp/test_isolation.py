@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import httpx
 from live import Hub
 
 from tests.mcp.conftest import _token
@@ -11,8 +10,7 @@ from tests.mcp.test_mcp import data, over_http
 
 
 async def test_mcp_tools_do_not_reach_another_agents_ticket(hub: Hub) -> None:
-    async with httpx.AsyncClient(base_url=hub.url,
-                                 headers={"Authorization": f"Bearer {hub.agent}"}, timeout=30) as c:
+    async with hub.client(hub.agent) as c:
         theirs = (await c.post("/api/v1/tickets", json={"kind": "question",
                                                        "title": "agent-1's secret"})).json()
     other = _token(hub.url, "agent", "agent-2")

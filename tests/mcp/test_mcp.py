@@ -19,6 +19,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp import Client
+from tests.conftest import LIVE_TIMEOUT
 
 TOOLS = {"ask_human", "await_answer", "list_my_tickets", "post_update"}
 
@@ -43,16 +44,12 @@ async def over_stdio(hub: Hub) -> AsyncIterator[Client]:
 
 async def answer(hub: Hub, ticket_id: int, body: dict[str, Any], action: str = "answer"
                  ) -> httpx.Response:
-    async with httpx.AsyncClient(base_url=hub.url,
-                                 headers={"Authorization": f"Bearer {hub.responder}"},
-                                 timeout=30) as c:
+    async with hub.client(hub.responder) as c:
         return await c.post(f"/api/v1/tickets/{ticket_id}/{action}", json=body)
 
 
 async def first_open(hub: Hub) -> dict[str, Any]:
-    async with httpx.AsyncClient(base_url=hub.url,
-                                 headers={"Authorization": f"Bearer {hub.responder}"},
-                                 timeout=30) as c:
+    async with hub.client(hub.responder) as c:
         for _ in range(500):
             items = (await c.get("/api/v1/tickets", params={"status": "open"})).json()["items"]
             if items:
@@ -140,7 +137,7 @@ async def test_no_call_waits_longer_than_50_seconds(hub: Hub) -> None:
 
 
 async def test_mcp_over_http_needs_a_token(hub: Hub) -> None:
-    async with httpx.AsyncClient(base_url=hub.url, timeout=30) as c:
+    async with httpx.AsyncClient(base_url=hub.url, timeout=LIVE_TIMEOUT) as c:
         response = await c.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                                 headers={"Accept": "application/json, text/event-stream"})
         assert response.status_code == 401

@@ -3,7 +3,6 @@ is refused naming the parameter, and nothing is fetched."""
 
 from __future__ import annotations
 
-import httpx
 from bench.bait_server import BaitServer
 from live import Hub
 
@@ -26,5 +25,5 @@ async def test_a_remote_ref_in_answer_schema_is_refused_unfetched(hub: Hub) -> N
                 "answer_schema": {"type": "string", "pattern": r"(a)\1"}})
             assert bad_regex.is_error and "(answer_schema.pattern)" in bad_regex.content[0].text
     assert bait.requests == []
-    async with httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.agent), timeout=30) as c:
+    async with hub.client(hub.agent) as c:
         assert (await c.get("/api/v1/tickets")).json()["items"] == []

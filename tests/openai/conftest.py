@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from live import UPSTREAM_KEY, FakeUpstream, Hub, LiveServer, free_port
 
+from tests.conftest import LIVE_TIMEOUT
 from tickethub.api.app import create_app
 from tickethub.server.runtime import HubRuntime
 from tickethub.settings import Settings
@@ -41,7 +42,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _token(url: str, role: str, name: str) -> str:
     response = httpx.post(f"{url}/api/v1/tokens", json={"role": role, "name": name},
                           headers={"Authorization": f"Bearer {ADMIN}"},
-                          timeout=30)  # a loaded machine can take longer than httpx's 5 s
+                          timeout=LIVE_TIMEOUT)
     assert response.status_code == 201, response.text
     return str(response.json()["token"])
 

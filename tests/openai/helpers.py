@@ -8,14 +8,9 @@ from typing import Any
 import httpx
 from live import Hub
 
-# A person's requests on a loaded CI machine (2 cores, PostgreSQL beside the hub) once
-# took past httpx's default 5 s; a test waits for behaviour, not for speed.
-TIMEOUT = 30.0
-
 
 def _as_person(hub: Hub) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.responder),
-                             timeout=TIMEOUT)
+    return hub.client(hub.responder)
 
 
 async def next_ticket(hub: Hub, *, kind: str | None = None, after: int = 0,

@@ -12,12 +12,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import uvicorn
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from tests.conftest import LIVE_TIMEOUT
 
 UPSTREAM_KEY = "sk-upstream-test"
 
@@ -33,6 +36,11 @@ class Hub:
 
     def headers(self, token: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {token}"}
+
+    def client(self, token: str) -> httpx.AsyncClient:
+        """An HTTP client of the hub signed in with ``token`` (``LIVE_TIMEOUT``)."""
+        return httpx.AsyncClient(base_url=self.url, headers=self.headers(token),
+                                 timeout=LIVE_TIMEOUT)
 
 
 def free_port() -> int:

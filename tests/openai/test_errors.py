@@ -11,6 +11,7 @@ import pytest
 from live import Hub
 
 import openai
+from tests.conftest import LIVE_TIMEOUT
 
 USER = [{"role": "user", "content": "hi"}]
 
@@ -97,7 +98,7 @@ async def test_malformed_tools_are_400(hub: Hub) -> None:
 
 @pytest.mark.sqlite_only
 async def test_bad_bodies_and_headers_are_400(hub: Hub) -> None:
-    async with httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.agent), timeout=30) as c:
+    async with hub.client(hub.agent) as c:
         r = await c.post("/v1/chat/completions", content=b"{not json",
                          headers={"content-type": "application/json"})
         assert r.status_code == 400 and r.json()["error"]["code"] == "malformed_json"
@@ -127,7 +128,7 @@ async def test_unknown_v1_paths_are_404_in_openai_shape(hub: Hub) -> None:
 async def test_a_newline_in_a_v1_path_stays_in_openai_shape(hub: Hub, path: str) -> None:
     """A decoded newline inside the rest of the path (found by schemathesis) still reaches
     the OpenAI door's routes, so the 404 is OpenAI's, not the hub's problem+json."""
-    async with httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.agent), timeout=30) as c:
+    async with hub.client(hub.agent) as c:
         r = await c.get(path)
     assert r.status_code == 404 and r.headers["content-type"] == "application/json"
     assert r.json()["error"]["type"] == "invalid_request_error"
@@ -135,7 +136,7 @@ async def test_a_newline_in_a_v1_path_stays_in_openai_shape(hub: Hub, path: str)
 
 @pytest.mark.sqlite_only
 async def test_the_native_api_keeps_problem_json(hub: Hub) -> None:
-    async with httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.agent), timeout=30) as c:
+    async with hub.client(hub.agent) as c:
         r = await c.get("/api/v1/tickets/999999")
         assert r.status_code == 404
         assert r.headers["content-type"].startswith("application/problem+json")
@@ -165,7 +166,7 @@ async def test_only_configured_models_go_upstream(hub: Hub) -> None:
 
 async def _revoke(hub: Hub, token: str) -> None:
     admin = {"Authorization": "Bearer th_admin_" + "x" * 40}
-    async with httpx.AsyncClient(base_url=hub.url, headers=admin, timeout=30) as c:
+    async with httpx.AsyncClient(base_url=hub.url, headers=admin, timeout=LIVE_TIMEOUT) as c:
         [record] = [t for t in (await c.get("/api/v1/tokens")).json()
                     if token.startswith(t["prefix"]) and t["name"] == "agent-1"]
         assert (await c.delete(f"/api/v1/tokens/{record['id']}")).status_code == 204

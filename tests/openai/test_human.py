@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import httpx
 import pytest
 from helpers import get, next_ticket, respond
 from live import Hub
@@ -50,7 +49,7 @@ async def test_stream_sends_keepalives_while_waiting_then_the_answer(hub: Hub) -
             "messages": [{"role": "user", "content": "Deploy now?"}]}
     lines: list[str] = []
     async with (
-        httpx.AsyncClient(base_url=hub.url, headers=hub.headers(hub.agent), timeout=30) as c,
+        hub.client(hub.agent) as c,
         c.stream("POST", "/v1/chat/completions", json=body) as response,
     ):
         assert response.status_code == 200

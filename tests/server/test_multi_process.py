@@ -18,7 +18,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from tests.conftest import ADMIN_TOKEN, bearer, require_server
+from tests.conftest import ADMIN_TOKEN, LIVE_TIMEOUT, bearer, require_server
 from tickethub.sdk.testing import HubProcess
 from tickethub.store.engine import make_engine
 
@@ -89,7 +89,7 @@ def test_a_deadline_expires_once_with_two_processes(two_hubs, pg_url):
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             states = {httpx.get(f"{a.url}/api/v1/tickets/{i}", headers=AUTH,
-                                timeout=30).json()["status"]
+                                timeout=LIVE_TIMEOUT).json()["status"]
                       for i in ids[-1:]}
             if states == {"expired"}:
                 break
@@ -138,7 +138,7 @@ def test_each_delivery_is_sent_once_with_two_processes(two_hubs):
     try:
         url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
         created = httpx.post(f"{a.url}/api/v1/webhooks", headers=AUTH,
-                             json={"url": url, "events": ["ticket.created"]}, timeout=30)
+                             json={"url": url, "events": ["ticket.created"]}, timeout=LIVE_TIMEOUT)
         assert created.status_code == 201, created.text
         time.sleep(1.2)  # B's list of webhooks is up to a second old
         with ThreadPoolExecutor(8) as pool:
@@ -156,13 +156,13 @@ def test_each_delivery_is_sent_once_with_two_processes(two_hubs):
 
 def test_event_streams_on_one_process_show_the_others_writes_in_order(two_hubs):
     a, b = two_hubs
-    start = httpx.get(f"{a.url}/healthz", timeout=30).json()["last_seq"]
+    start = httpx.get(f"{a.url}/healthz", timeout=LIVE_TIMEOUT).json()["last_seq"]
     seen: list[dict[str, object]] = []
     ready = threading.Event()
 
     def read_stream() -> None:
         with httpx.stream("GET", f"{a.url}/api/v1/events/stream", params={"since": start},
-                          headers=AUTH, timeout=30) as response:
+                          headers=AUTH, timeout=LIVE_TIMEOUT) as response:
             ready.set()
             for line in response.iter_lines():
                 if line.startswith("data: "):
@@ -182,5 +182,5 @@ def test_event_streams_on_one_process_show_the_others_writes_in_order(two_hubs):
     assert seqs == list(range(start + 1, start + 41))  # no gap: nothing skipped
     assert {e["ticket_id"] for e in seen} == {t["id"] for t in created}
     page = httpx.get(f"{a.url}/api/v1/events", params={"since": start, "limit": 100},
-                     headers=AUTH, timeout=30).json()
+                     headers=AUTH, timeout=LIVE_TIMEOUT).json()
     assert [e["seq"] for e in page["items"]] == seqs  # the page says the same

@@ -20,7 +20,7 @@ from bench.hub import child_pids
 from click.testing import CliRunner
 from sqlalchemy import text
 
-from tests.conftest import ADMIN_TOKEN, bearer, require_server
+from tests.conftest import ADMIN_TOKEN, LIVE_TIMEOUT, bearer, require_server
 from tickethub.cli.main import cli
 from tickethub.sdk import Hub
 from tickethub.sdk.testing import free_port, hub_command
@@ -124,7 +124,7 @@ def test_kill_9_of_one_worker_under_load_loses_nothing_acknowledged(workers):
         time.sleep(3)
         os.kill(victim, signal.SIGKILL)
         time.sleep(3)
-        with httpx.Client(base_url=url, headers=AUTH, timeout=30) as client:
+        with httpx.Client(base_url=url, headers=AUTH, timeout=LIVE_TIMEOUT) as client:
             for q in questions:  # through whichever worker takes the connection
                 for _ in range(20):
                     try:

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import require_server
+from tests.conftest import LIVE_TIMEOUT, require_server
 from tests.web.live_server import LiveHub, live_hub
 from tests.web.test_browser import CHROMIUM, FLAGS, SHOTS, in_thread, sign_in
 from tickethub.domain.actors import Role
@@ -256,7 +256,7 @@ def test_live_rows_in_sort_order_search_scope_and_session_end(
     # ... and a session ended elsewhere (another device) ends the stream with a notice.
     sam = signed_in_page(chromium, hub, "sam", "/")
     cookies = {c["name"]: c["value"] for c in sam.context.cookies()}
-    with httpx.Client(base_url=hub.url, cookies=cookies, timeout=30) as elsewhere:
+    with httpx.Client(base_url=hub.url, cookies=cookies, timeout=LIVE_TIMEOUT) as elsewhere:
         csrf = re.search(r'<meta name="csrf" content="([^"]+)">',
                          elsewhere.get("/").text).group(1)  # type: ignore[union-attr]
         assert elsewhere.post("/logout", data={"csrf": csrf}).status_code == 303

@@ -14,6 +14,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    text,
 )
 
 from tickethub.store.tables import metadata
@@ -43,6 +44,11 @@ ap_steps = Table(
     # Until when an in-hub worker's process has the step (``AgentTaskService.claim``).
     Column("claimed_until", UTCDateTime, nullable=True),
     Index("ix_ap_steps_task", "task_id", "id"),
+    # Partial: ``lapsed_claims`` runs in every process every third of a lease, and only
+    # the few steps being handled have a claim (migration 0019).
+    Index("ix_ap_steps_claimed", "claimed_until",
+          postgresql_where=text("claimed_until IS NOT NULL"),
+          sqlite_where=text("claimed_until IS NOT NULL")),
 )
 
 ap_artifacts = Table(
