@@ -16,10 +16,22 @@ def too_large(max_bytes: int) -> PayloadTooLarge:
 
 def limited(scope: Scope, receive: Receive, max_bytes: int) -> Receive:
     """``receive`` for a body of at most ``max_bytes``: raises ``PayloadTooLarge`` at once
-    when ``Content-Length`` says more, else as soon as the streamed body passes it."""
+    when ``Content-Length`` says more, else as soon as the streamed body passes it.
+
+    ``receive`` itself when the body cannot pass the limit: a request without
+    ``Transfer-Encoding`` has the body its ``Content-Length`` says (none without one),
+    which the server's HTTP parser holds it to, so there is nothing to count."""
+    framed = True
     for name, value in scope.get("headers", ()):
-        if name == b"content-length" and value.isdigit() and int(value) > max_bytes:
-            raise too_large(max_bytes)
+        if name == b"content-length":
+            if not value.isdigit():
+                framed = False  # let the count below decide; the server refuses it anyway
+            elif int(value) > max_bytes:
+                raise too_large(max_bytes)
+        elif name == b"transfer-encoding":
+            framed = False
+    if framed:
+        return receive
     seen = 0
 
     async def receive_limited() -> Message:
@@ -53,6 +65,9 @@ class BodySizeLimit:
             checked = limited(scope, receive, self.max_bytes)
         except PayloadTooLarge as exc:
             await self._reject(exc, scope, receive, send)
+            return
+        if checked is receive:  # a body within the limit by its length: nothing to watch
+            await self.app(scope, receive, send)
             return
         exceeded: PayloadTooLarge | None = None
         rejected = False

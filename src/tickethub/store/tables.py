@@ -14,11 +14,18 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 
+from tickethub.domain.status import Status
 from tickethub.store.types import UTCDateTime
 
 metadata = MetaData()
+
+# The condition of the partial index on deferred tickets, as SQL. Queries that are to use
+# that index say it in these very words: SQLite uses a partial index only for a query
+# whose WHERE holds its condition literally (not through a bound parameter).
+DEFERRED_ONLY = f"status = '{Status.DEFERRED.value}'"
 
 tickets = Table(
     "tickets",
@@ -57,7 +64,11 @@ tickets = Table(
     Index("ix_tickets_assignee", "assignee"),
     # Covers the inbox's counts per view (status and assignee), read from the index alone.
     Index("ix_tickets_status_assignee", "status", "assignee"),
-    Index("ix_tickets_status_attention", "status", "next_attention_at"),
+    # Only deferred tickets have a time to come back (``next_attention_at``), and only
+    # they are looked up by it: a partial index, which every other ticket's changes of
+    # status leave alone (migration 0020; it was on (status, next_attention_at)).
+    Index("ix_tickets_deferred_until", "next_attention_at",
+          sqlite_where=text(DEFERRED_ONLY), postgresql_where=text(DEFERRED_ONLY)),
 )
 # Deadlines (status, due_at) and the inbox's "most urgent first": per status, due date
 # ascending then newest, read in order without a sort (store/inbox_queries.py).

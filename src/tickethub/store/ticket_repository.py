@@ -17,6 +17,7 @@ from sqlalchemy import (
     insert,
     or_,
     select,
+    text,
     union_all,
     update,
 )
@@ -25,7 +26,13 @@ from sqlalchemy.exc import NoResultFound
 from tickethub.domain.status import WAITING, Kind, Status
 from tickethub.domain.tickets import Answer, Overdue, Ticket, TicketDraft, TicketQuery
 from tickethub.store.bulk import WHERE, InList, insert_rows, reserve_ids, update_rows
-from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
+from tickethub.store.tables import (
+    DEFERRED_ONLY,
+    messages,
+    ticket_labels,
+    ticket_refs,
+    tickets,
+)
 from tickethub.store.visibility import readable_by
 
 _WAITING_VALUES = [s.value for s in WAITING]
@@ -39,13 +46,13 @@ _STORED_KEYS = select(tickets.c.idempotency_key).where(
     tickets.c.idempotency_key.in_(bindparam("keys", expanding=True)))
 # Statements built once: parameters go in at execute time, so SQLAlchemy's compiled
 # cache is hit instead of keying every call on its literal values.
-# The earliest deadline: one MIN per status, each a seek on (status, due_at) or (status,
-# next_attention_at) instead of a walk over every waiting ticket, in one statement.
+# The earliest deadline: one MIN per status, each a seek on (status, due_at) or on the
+# deferred tickets' next_attention_at, instead of a walk over every waiting ticket, in one
+# statement.
 _EARLIEST_DEADLINES = union_all(
     *(select(func.min(tickets.c.due_at).label("at")).where(tickets.c.status == status)
       for status in _WAITING_VALUES),
-    select(func.min(tickets.c.next_attention_at).label("at")).where(
-        tickets.c.status == Status.DEFERRED.value),
+    select(func.min(tickets.c.next_attention_at).label("at")).where(text(DEFERRED_ONLY)),
 )
 
 # A deadline round: the few columns of the overdue tickets its events and wakeups need
@@ -551,7 +558,7 @@ class SqlTicketRepository:
             select(tickets)
             .where(
                 tickets.c.next_attention_at <= now,
-                tickets.c.status == Status.DEFERRED.value,
+                text(DEFERRED_ONLY),  # as the partial index says it
             )
             .order_by(tickets.c.next_attention_at)
             .limit(limit)
