@@ -68,3 +68,38 @@ async def test_a_notification_of_many_moved_tickets_reaches_every_waiter_as_move
         assert last.result() == moved[-1]
         assert plain.result() is None  # a touched ticket: read back
     assert receiver.last_seq == 42
+
+
+async def test_a_broadcast_reaches_the_other_processes_subscribers_only(
+        database_url: str) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("LISTEN/NOTIFY is a PostgreSQL feature")
+    url = make_url(database_url)
+    one, other = PostgresBus(url), PostgresBus(url)
+    heard: dict[str, list[str]] = {"one": [], "other": []}
+    arrived = asyncio.Event()
+
+    def on_other(message: str) -> None:
+        heard["other"].append(message)
+        if len(heard["other"]) == 2:
+            arrived.set()
+
+    one.subscribe("throttles", heard["one"].append)
+    other.subscribe("throttles", on_other)
+    other.subscribe("crashing", lambda message: 1 / 0)
+    for bus in (one, other):
+        bus.bind(asyncio.get_running_loop())
+        await bus.start()
+    try:
+        one.broadcast("crashing", "x")  # a handler that fails does not end the listening
+        one.broadcast("throttles", '{"first": "a:b::c"}')  # colons in it are its own
+        one.broadcast("throttles", "second")
+        await asyncio.wait_for(arrived.wait(), 10)
+        assert heard == {"one": [], "other": ['{"first": "a:b::c"}', "second"]}
+        with pytest.raises(ValueError):
+            one.broadcast("throttles", "x" * 8000)
+        with pytest.raises(ValueError):
+            one.broadcast("Bad Topic", "x")
+    finally:
+        for bus in (one, other):
+            await bus.stop()

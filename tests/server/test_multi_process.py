@@ -1,6 +1,7 @@
 """Two real ``tickethub serve`` processes on one PostgreSQL database behave as one hub:
-waiters wake across them, a deadline expires once, a delivery is sent once, and event
-streams on one show what the other wrote, in order."""
+waiters wake across them, a deadline expires once, a delivery is sent once, event
+streams on one show what the other wrote, in order, and bad tokens tried on one count
+on the other."""
 
 from __future__ import annotations
 
@@ -36,7 +37,10 @@ def pg_url(pg_databases: object) -> Iterator[str]:
 @pytest.fixture
 def two_hubs(tmp_path: Path, pg_url: str) -> Iterator[tuple[HubProcess, HubProcess]]:
     env = {"TICKETHUB_DELIVERY_POLL_SECONDS": "0.2",
-           "TICKETHUB_DEADLINE_CHECK_MAX_SECONDS": "0.5"}
+           "TICKETHUB_DEADLINE_CHECK_MAX_SECONDS": "0.5",
+           # the token throttle locks an address after 3 failures, for a minute
+           "TICKETHUB_AUTH_THROTTLE_ADDRESS_ATTEMPTS": "3",
+           "TICKETHUB_AUTH_THROTTLE_BASE_SECONDS": "60", "TICKETHUB_METRICS": "true"}
     a = HubProcess(tmp_path / "a", admin_token=ADMIN_TOKEN, database_url=pg_url, env=env)
     b = HubProcess(tmp_path / "b", admin_token=ADMIN_TOKEN, database_url=pg_url, env=env)
     with ThreadPoolExecutor(2) as pool:  # a start takes long on a loaded machine
@@ -184,3 +188,31 @@ def test_event_streams_on_one_process_show_the_others_writes_in_order(two_hubs):
     page = httpx.get(f"{a.url}/api/v1/events", params={"since": start, "limit": 100},
                      headers=AUTH, timeout=LIVE_TIMEOUT).json()
     assert [e["seq"] for e in page["items"]] == seqs  # the page says the same
+
+
+def _locked_addresses(hub: HubProcess) -> float:
+    """The token throttle's locked addresses, as ``/metrics`` says (no attempt made)."""
+    for line in httpx.get(f"{hub.url}/metrics", timeout=LIVE_TIMEOUT).text.splitlines():
+        if line.startswith('tickethub_signin_locked_keys{throttle="token_address"}'):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError("no tickethub_signin_locked_keys series")
+
+
+def test_bad_tokens_tried_on_one_process_lock_the_address_on_the_other(two_hubs):
+    a, b = two_hubs
+    guess = {"Authorization": "Bearer th_" + "0" * 40}
+    assert httpx.get(f"{b.url}/api/v1/tickets", headers=AUTH,  # B knows this token now
+                     timeout=LIVE_TIMEOUT).status_code == 200
+    for _ in range(3):
+        assert httpx.get(f"{a.url}/api/v1/tickets", headers=guess,
+                         timeout=LIVE_TIMEOUT).status_code == 401
+    deadline = time.monotonic() + 20
+    while _locked_addresses(b) < 1:  # B never saw a bad token itself
+        assert time.monotonic() < deadline, "B never heard of A's failures"
+        time.sleep(0.05)
+    refused = httpx.get(f"{b.url}/api/v1/tickets", headers=guess, timeout=LIVE_TIMEOUT)
+    assert refused.status_code == 429, refused.text
+    assert 0 < int(refused.headers["Retry-After"]) <= 60
+    # A token B has checked before still works there: the lock is for the others.
+    assert httpx.get(f"{b.url}/api/v1/tickets", headers=AUTH,
+                     timeout=LIVE_TIMEOUT).status_code == 200

@@ -1,11 +1,20 @@
-"""The back-off of ``services/throttle.py`` on a fake clock."""
+"""The back-off of ``services/throttle.py`` on a fake clock, and what the processes of
+one hub tell each other of it."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from tickethub.errors import Throttled, Unauthenticated
-from tickethub.services.throttle import Backoff, Throttle, attempt
+from tickethub.services.throttle import (
+    SHARED_KEY_MAX,
+    Backoff,
+    Throttle,
+    Throttles,
+    attempt,
+)
 from tickethub.testing import FakeClock
 
 BACKOFF = Backoff(free_attempts=3, base_seconds=2, max_seconds=10, forget_seconds=60)
@@ -80,3 +89,90 @@ def test_the_table_is_bounded() -> None:
         _fail(throttle, name)
     assert throttle.retry_after("a") == 0  # the oldest was dropped
     assert throttle.retry_after("d") == 1
+
+
+def _pair(clock: FakeClock) -> tuple[Throttles, Throttles, list[str]]:
+    """Two processes' throttles, each sending to the other (as the bus does: a process
+    never receives its own messages)."""
+    sent: list[str] = []
+    one, other = (Throttles(clock, account_attempts=3, address_attempts=3, base_seconds=2)
+                  for _ in range(2))
+
+    def to_other(message: str) -> None:
+        sent.append(message)
+        other.receive(message)
+
+    one.share(to_other)
+    other.share(one.receive)
+    return one, other, sent
+
+
+def test_failures_in_one_process_lock_the_key_in_another() -> None:
+    clock = FakeClock()
+    one, other, sent = _pair(clock)
+    for _ in range(3):
+        _fail(one.token_addresses, "address 10.0.0.9")
+    assert len(sent) == 3  # each confirmed failure, once
+    assert other.token_addresses.retry_after("address 10.0.0.9") == 2
+    with pytest.raises(Throttled):  # refused there before the token is looked at
+        with attempt((other.token_addresses, "address 10.0.0.9"), field="f", what="tries"):
+            pass
+    assert other.token_addresses.retry_after("address 10.0.0.10") == 0
+    assert other.sign_in_addresses.retry_after("address 10.0.0.9") == 0  # counted apart
+
+
+def test_failures_spread_over_processes_add_up() -> None:
+    clock = FakeClock()
+    one, other, _ = _pair(clock)
+    _fail(one.sign_in_accounts, "account alice")
+    _fail(other.sign_in_accounts, "account alice")
+    _fail(one.sign_in_accounts, "account alice")
+    assert one.sign_in_accounts.retry_after("account alice") == 2
+    assert other.sign_in_accounts.retry_after("account alice") == 2
+
+
+def test_an_accounts_success_resets_it_everywhere_an_address_only_takes_back() -> None:
+    clock = FakeClock()
+    one, other, sent = _pair(clock)
+    for _ in range(2):
+        _fail(one.sign_in_accounts, "account alice")
+        _fail(one.sign_in_addresses, "address 10.0.0.9")
+    with attempt((one.sign_in_accounts, "account alice"),
+                 (one.sign_in_addresses, "address 10.0.0.9"), field="f", what="tries"):
+        pass  # the right password
+    assert json.loads(sent[-1]) == {"throttle": "signin_account", "event": "reset",
+                                    "key": "account alice", "at": clock.now().isoformat()}
+    _fail(other.sign_in_accounts, "account alice")
+    assert other.sign_in_accounts.retry_after("account alice") == 0  # 1 failure, not 3
+    _fail(other.sign_in_addresses, "address 10.0.0.9")
+    assert other.sign_in_addresses.retry_after("address 10.0.0.9") == 2  # 2 + 1
+
+
+def test_a_made_up_name_too_long_to_send_stays_in_its_process() -> None:
+    clock = FakeClock()
+    one, other, sent = _pair(clock)
+    key = "account " + "x" * SHARED_KEY_MAX
+    for _ in range(3):
+        _fail(one.sign_in_accounts, key)
+    assert sent == [] and one.sign_in_accounts.retry_after(key) == 2
+
+
+@pytest.mark.parametrize("message", [
+    "not json", "[]", '{"throttle": "signin_account"}',
+    '{"throttle": "signin_account", "event": "failed", "key": "k", "at": "yesterday"}',
+])
+def test_a_message_not_understood_changes_nothing(message: str) -> None:
+    throttles = Throttles(FakeClock())
+    throttles.receive(message)
+    assert all(t.locked_keys() == 0 for t in throttles.all().values())
+
+
+def test_a_message_of_an_unknown_throttle_or_event_is_ignored() -> None:
+    clock = FakeClock()
+    throttles = Throttles(clock, account_attempts=1)
+    at = clock.now().isoformat()
+    throttles.receive(json.dumps({"throttle": "new_kind", "event": "failed", "key": "k",
+                                  "at": at}))
+    throttles.receive(json.dumps({"throttle": "signin_account", "event": "rebooted",
+                                  "key": "k", "at": at}))
+    assert throttles.sign_in_accounts.retry_after("k") == 0

@@ -15,7 +15,7 @@ import asyncio
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
 from tickethub.domain.tickets import Moved, Ticket
@@ -23,6 +23,7 @@ from tickethub.group_commit import call_after_batch
 from tickethub.ops.series import WAKE_LATENCY
 
 _TICKET_SEQS = 100_000  # tickets whose latest notification the bus remembers
+MESSAGE_MAX = 7000  # bytes of a ``broadcast`` message (PostgreSQL's NOTIFY takes 8,000)
 
 
 class LogSignal:
@@ -54,6 +55,7 @@ class InProcessBus:
         self._ticket_seqs: OrderedDict[int, int] = OrderedDict()
         self.last_seq = 0
         self.closing = False
+        self._topics: dict[str, Callable[[str], None]] = {}
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         """Serve waiters on ``loop`` (again open after an earlier ``close``)."""
@@ -139,6 +141,17 @@ class InProcessBus:
                 signal.event.set()
         while len(seqs) > _TICKET_SEQS:
             seqs.popitem(last=False)
+
+    def subscribe(self, topic: str, handler: Callable[[str], None]) -> None:
+        """Have ``handler`` called (on the bound event loop) with each message another
+        process ``broadcast`` on ``topic``, e.g. the sign-in throttles' failures. Topics
+        are a few fixed names (``[a-z_]+``); subscribe before ``start``."""
+        self._topics[topic] = handler
+
+    def broadcast(self, topic: str, message: str) -> None:
+        """Send ``message`` (text, at most ``MESSAGE_MAX`` bytes) to the other processes
+        serving the same database, best effort and without blocking the caller: there
+        are none with this bus."""
 
     def quiet_since(self, ticket_id: int, seq: int) -> bool:
         """True when this bus has seen the notification of ``seq`` for the ticket and

@@ -12,6 +12,9 @@ and once ``LISTEN`` is in effect again every local waiter reads its ticket back
 (``recheck_all``), since what was notified meanwhile is lost. Sending is best effort:
 after a failed ``NOTIFY`` the sender waits a moment before connecting again, so the
 writers that notify are not held up by an unreachable server.
+
+Other news between the processes (``broadcast``: e.g. the sign-in throttles' failures)
+goes on a channel per topic, sent from a thread of its own so the caller never waits.
 """
 
 from __future__ import annotations
@@ -23,19 +26,21 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import psycopg
 from psycopg.conninfo import make_conninfo
 from sqlalchemy.engine import URL
 
-from tickethub.bus.memory import InProcessBus
+from tickethub.bus.memory import MESSAGE_MAX, InProcessBus
 from tickethub.domain.status import Status
 from tickethub.domain.tickets import Moved, Ticket
 
 log = logging.getLogger(__name__)
 
 CHANNEL = "tickethub_events"
+TOPIC_PREFIX = "tickethub_topic_"  # + a topic of ``broadcast``: its channel
 _MAX_IDS = 400  # ids per NOTIFY: payloads are limited to 8000 bytes
 CONNECT_TIMEOUT_SECONDS = 5
 SEND_RETRY_SECONDS = 1.0  # after a failed NOTIFY, skip sending this long
@@ -64,13 +69,26 @@ class PostgresBus(InProcessBus):
         self._sender_lock = threading.Lock()
         self._send_after = 0.0  # monotonic time before which sending is not tried
         self._listener: asyncio.Task[None] | None = None
+        self._broadcasts: ThreadPoolExecutor | None = None
         self.reconnects = 0  # times LISTEN was re-established after a loss
 
     def notify(self, seq: int, tickets: Sequence[Ticket | Moved], touched: Sequence[int] = ()
                ) -> None:
         super().notify(seq, tickets, touched)
+        self._send(CHANNEL, _payloads(self._origin, seq, tickets, touched))
+
+    def broadcast(self, topic: str, message: str) -> None:
+        if len(message.encode()) > MESSAGE_MAX:
+            raise ValueError(f"a {topic} message of over {MESSAGE_MAX} bytes")
+        if self._broadcasts is None:  # one thread: messages leave in the order sent
+            self._broadcasts = ThreadPoolExecutor(1, thread_name_prefix="bus-broadcast")
+        self._broadcasts.submit(self._send, _topic_channel(topic),
+                                [f"{self._origin}:{message}"])
+
+    def _send(self, channel: str, payloads: list[str]) -> None:
+        """NOTIFY each payload on ``channel``, on this process's sending connection."""
         with self._sender_lock:
-            for payload in _payloads(self._origin, seq, tickets, touched):
+            for payload in payloads:
                 if time.monotonic() < self._send_after:
                     return  # the server was out of reach a moment ago
                 try:
@@ -78,7 +96,7 @@ class PostgresBus(InProcessBus):
                         self._sender = psycopg.connect(
                             self._conninfo, autocommit=True,
                             connect_timeout=CONNECT_TIMEOUT_SECONDS)
-                    self._sender.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+                    self._sender.execute("SELECT pg_notify(%s, %s)", (channel, payload))
                 except psycopg.Error as exc:
                     # The other processes' listeners lost their connection too (or will
                     # re-check at their poll timeout); their waiters read back on reconnect.
@@ -100,6 +118,9 @@ class PostgresBus(InProcessBus):
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._listener
+        if self._broadcasts is not None:  # what is still queued is sent first
+            await asyncio.to_thread(self._broadcasts.shutdown)
+            self._broadcasts = None
         with self._sender_lock:
             if self._sender is not None:
                 self._sender.close()
@@ -115,6 +136,8 @@ class PostgresBus(InProcessBus):
                     self._conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
                 ) as connection:
                     await connection.execute(f"LISTEN {CHANNEL}")
+                    for topic in self._topics:
+                        await connection.execute(f"LISTEN {_topic_channel(topic)}")
                     if not ready.done():
                         ready.set_result(None)
                     if lost:  # what was notified while away is lost: read everything back
@@ -124,7 +147,10 @@ class PostgresBus(InProcessBus):
                         self.recheck_all()
                     backoff = first
                     async for note in connection.notifies():
-                        self._receive(note.payload)
+                        if note.channel == CHANNEL:
+                            self._receive(note.payload)
+                        else:
+                            self._receive_message(note.channel, note.payload)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -156,6 +182,23 @@ class PostgresBus(InProcessBus):
             else:  # the state lives in another process: waiters read it back
                 states[int(ticket_id)] = None
         self._wake(int(seq_text), states)
+
+
+    def _receive_message(self, channel: str, payload: str) -> None:
+        origin, _, message = payload.partition(":")
+        handler = self._topics.get(channel.removeprefix(TOPIC_PREFIX))
+        if origin == self._origin or handler is None:
+            return
+        try:
+            handler(message)
+        except Exception:  # a subscriber's bug must not end the listening
+            log.exception("a handler of %s messages from other hub processes failed", channel)
+
+
+def _topic_channel(topic: str) -> str:
+    if not topic.replace("_", "").isalpha() or not topic.islower():
+        raise ValueError(f"a topic is lower-case letters and '_', not {topic!r}")
+    return TOPIC_PREFIX + topic
 
 
 def _payloads(origin: str, seq: int, tickets: Sequence[Ticket | Moved],

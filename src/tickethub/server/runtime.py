@@ -12,6 +12,7 @@ delivery worker per channel (in every process) and, in the one process that lead
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -85,13 +86,16 @@ class HubRuntime:
             settings.schema_check_workers)
         self.tickets = TicketService(self.store, self.clock, self.bus, self.schemas)
         self.events = EventService(self.store)
-        # Failed sign-ins, links and tokens, throttled in this process (docs/api.md).
+        # Failed sign-ins, links and tokens, throttled (docs/api.md); the processes
+        # serving one database tell each other their failures.
         self.throttles = Throttles(
             self.clock, account_attempts=settings.auth_throttle_account_attempts,
             address_attempts=settings.auth_throttle_address_attempts,
             base_seconds=settings.auth_throttle_base_seconds,
             max_seconds=settings.auth_throttle_max_seconds,
             forget_seconds=settings.auth_throttle_forget_seconds)
+        self.bus.subscribe("throttles", self.throttles.receive)
+        self.throttles.share(functools.partial(self.bus.broadcast, "throttles"))
         self.auth = AuthService(self.store, self.clock, self.secrets,
                                 cache_seconds=settings.auth_cache_seconds,
                                 throttles=self.throttles)

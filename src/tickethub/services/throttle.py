@@ -19,15 +19,21 @@ Contracts:
 * Each lock is written to the ``tickethub.audit`` log (a WARNING naming the throttle, the
   key and the number of failures) when a failure starts it.
 * State lives in this process (thread-safe); time comes from the ``Clock`` port.
+* Several processes serving one database (``serve --workers``) share what they learn:
+  with :meth:`Throttles.share` each confirmed failure (and each account's reset by a
+  success) is sent to the others, which count it as their own
+  (:meth:`Throttles.receive`). Attempts still running in another process are not seen,
+  and what is sent while a process is cut off from the others is lost to it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +42,7 @@ from tickethub.errors import Throttled, Unauthenticated
 from tickethub.services.ports import Clock
 
 audit = logging.getLogger("tickethub.audit")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +74,9 @@ class Throttle:
         # key → (failures, time of the last one); ordered oldest failure first.
         self._failures: OrderedDict[str, tuple[int, datetime]] = OrderedDict()
         self.refused = 0  # attempts refused while their key was locked, since start
+        # Told of each confirmed failure ("failed") and reset ("reset") with its key and
+        # time, for the other processes (``Throttles.share``).
+        self.shared: Callable[[str, str, datetime], None] | None = None
 
     def retry_after(self, key: str) -> float:
         """Seconds until ``key`` may try again; 0 when it may now."""
@@ -82,11 +92,23 @@ class Throttle:
             if wait > 0:
                 self.refused += 1
                 return wait
-            failures = self._failures.pop(key, (0, now))[0] + 1
-            self._failures[key] = (failures, now)
-            while len(self._failures) > self._max_keys:
-                self._failures.popitem(last=False)
+            self._count(key, now)
         return 0.0
+
+    def _count(self, key: str, at: datetime) -> None:
+        failures, last = self._failures.pop(key, (0, at))
+        self._failures[key] = (failures + 1, max(last, at))
+        while len(self._failures) > self._max_keys:
+            self._failures.popitem(last=False)
+
+    def observe(self, event: str, key: str, at: datetime) -> None:
+        """What another process sent (``shared``): its failure of ``key`` at ``at`` counts
+        here too ("failed"), or ``key`` succeeded there and is forgotten ("reset")."""
+        with self._lock:
+            if event == "failed":
+                self._count(key, at)
+            elif event == "reset":
+                self._failures.pop(key, None)
 
     def locked_keys(self) -> int:
         """How many keys must wait right now (walks every key kept: for metrics)."""
@@ -98,18 +120,22 @@ class Throttle:
     def failed(self, key: str) -> None:
         """The attempt ``begin`` counted failed: audit the lock it starts, if any."""
         with self._lock:
-            failures = self._failures.get(key, (0, None))[0]
+            failures, last = self._failures.get(key, (0, None))
         lock = self._backoff.lock_seconds(failures)
         if lock > 0:
             audit.warning("%s throttled: %s locked for %gs after %d failed attempts",
                           self.name, key, lock, failures)
+        if self.shared is not None and last is not None:
+            self.shared("failed", key, last)
 
     def succeeded(self, key: str) -> None:
         """The attempt ``begin`` counted succeeded: forget the key if this throttle
         resets on success, else take the attempt back."""
         if self._resets:
             with self._lock:
-                self._failures.pop(key, None)
+                known = self._failures.pop(key, None) is not None
+            if known and self.shared is not None:
+                self.shared("reset", key, self._clock.now())
         else:
             self.take_back(key)
 
@@ -189,10 +215,40 @@ class Throttles:
                                         resets_on_success=False)
 
     def all(self) -> dict[str, Throttle]:
-        """Every throttle by a short fixed name (metric labels)."""
+        """Every throttle by a short fixed name (metric labels, messages between
+        processes)."""
         return {"signin_account": self.sign_in_accounts,
                 "signin_address": self.sign_in_addresses,
                 "link_address": self.link_addresses, "token_address": self.token_addresses}
+
+    def share(self, send: Callable[[str], None]) -> None:
+        """Hand each throttle's confirmed failures and resets to ``send`` as one text
+        message each, for :meth:`receive` in the other processes. ``send`` must not
+        block (it is called where credentials are checked). Keys longer than
+        ``SHARED_KEY_MAX`` (made-up account names) stay in this process."""
+        for name, throttle in self.all().items():
+            def shared(event: str, key: str, at: datetime, name: str = name) -> None:
+                if len(key) <= SHARED_KEY_MAX:
+                    send(json.dumps({"throttle": name, "event": event, "key": key,
+                                     "at": at.isoformat()}))
+            throttle.shared = shared
+
+    def receive(self, message: str) -> None:
+        """Count what another process's :meth:`share` sent. A message this version does
+        not understand is ignored (processes of two versions during an upgrade)."""
+        try:
+            data = json.loads(message)
+            throttle = self.all().get(data["throttle"])
+            at = datetime.fromisoformat(data["at"])
+            event, key = str(data["event"]), str(data["key"])
+        except (ValueError, KeyError, TypeError):
+            log.warning("ignored a throttle message from another process: %.200r", message)
+            return
+        if throttle is not None:
+            throttle.observe(event, key, at)
+
+
+SHARED_KEY_MAX = 1000  # characters; a message between processes holds at most 8,000 bytes
 
 
 def address_key(client: str | None) -> str:
