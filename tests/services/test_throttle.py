@@ -114,9 +114,9 @@ def test_failures_in_one_process_lock_the_key_in_another() -> None:
         _fail(one.token_addresses, "address 10.0.0.9")
     assert len(sent) == 3  # each confirmed failure, once
     assert other.token_addresses.retry_after("address 10.0.0.9") == 2
-    with pytest.raises(Throttled):  # refused there before the token is looked at
-        with attempt((other.token_addresses, "address 10.0.0.9"), field="f", what="tries"):
-            pass
+    with (pytest.raises(Throttled),  # refused there before the token is looked at
+          attempt((other.token_addresses, "address 10.0.0.9"), field="f", what="tries")):
+        pass
     assert other.token_addresses.retry_after("address 10.0.0.10") == 0
     assert other.sign_in_addresses.retry_after("address 10.0.0.9") == 0  # counted apart
 
@@ -150,7 +150,7 @@ def test_an_accounts_success_resets_it_everywhere_an_address_only_takes_back() -
 
 def test_a_made_up_name_too_long_to_send_stays_in_its_process() -> None:
     clock = FakeClock()
-    one, other, sent = _pair(clock)
+    one, _, sent = _pair(clock)
     key = "account " + "x" * SHARED_KEY_MAX
     for _ in range(3):
         _fail(one.sign_in_accounts, key)
