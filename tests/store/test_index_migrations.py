@@ -7,11 +7,14 @@ goes down and up again, and on SQLite the queries they serve are answered from t
 - 0020 indexes only the deferred tickets by when they come back: the changes of status
   of all the others (asks, answers) no longer write to that index. (Which index SQLite's
   planner then picks for the look-ups depends on its statistics; either reads only the
-  deferred tickets.)"""
+  deferred tickets.)
+
+And the statistics that choice rests on reach every connection of the hub."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, inspect, select, text
@@ -19,6 +22,7 @@ from sqlalchemy import Engine, inspect, select, text
 from tickethub.store.ap_tables import ap_steps
 from tickethub.store.engine import make_engine
 from tickethub.store.migrate import downgrade, upgrade
+from tickethub.store.sql_store import SqlStore
 from tickethub.store.ticket_repository import _EARLIEST_DEADLINES, SqlTicketRepository
 
 NOW = datetime(2026, 11, 25, tzinfo=UTC)
@@ -88,3 +92,30 @@ def test_the_deferred_index_covers_deferred_tickets_and_comes_and_goes(
             assert NOW - timedelta(minutes=1) in earliest
     finally:
         engine.dispose()
+
+
+def test_after_the_start_analyze_even_connections_opened_before_plan_with_statistics(
+        tmp_path: Path) -> None:
+    """SQLite reads the planner's statistics when a connection opens: the hub's ANALYZE
+    at start must not leave the pool's earlier connections planning without them."""
+    store = SqlStore(make_engine(f"sqlite:///{tmp_path / 'hub.db'}"))
+
+    def plans() -> list[str]:
+        """The deferred tickets' part of the earliest-deadline plan, on three pooled
+        connections at once."""
+        with store.engine.connect() as a, store.engine.connect() as b, \
+                store.engine.connect() as c:
+            return [" ".join(str(row[-1]) for row in connection.exec_driver_sql(
+                "EXPLAIN QUERY PLAN " + _literal(store.engine, _EARLIEST_DEADLINES))
+            ).rsplit("UNION ALL", 1)[1] for connection in (a, b, c)]
+
+    try:
+        upgrade(store.engine)
+        _add_tickets(store.engine, ["open", "answered"] * 1000 + ["deferred"] * 3)
+        assert not any("ix_tickets_deferred_until" in p for p in plans())  # no statistics
+        store.analyze()
+        # With statistics the deferred tickets' minimum comes from their own index.
+        assert all("ix_tickets_deferred_until" in p for p in plans())
+    finally:
+        store.close()
+        store.engine.dispose()

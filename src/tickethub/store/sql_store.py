@@ -160,3 +160,12 @@ class SqlStore:
         if self.engine.dialect.name == "sqlite":
             with self.write() as uow:
                 uow.connection.exec_driver_sql("ANALYZE")
+            # An SQLite connection reads the statistics when it opens (ANALYZE on another
+            # does not reach it): the connections already open, kept by the pool and by
+            # ``write_now``, are closed, so every later query is planned with them.
+            if self._write_lock.acquire(timeout=5):
+                try:
+                    self._close_inline()
+                finally:
+                    self._write_lock.release()
+            self.engine.dispose()
