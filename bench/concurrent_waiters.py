@@ -50,7 +50,7 @@ import httpx
 from bench.hub import HubProcess, raise_open_files_limit
 from bench.multi_process import fresh_database
 from bench.rawhttp import Connection
-from bench.report import Goal, Row, percentile
+from bench.report import Goal, Row, median_of_turns, percentile
 from bench.runner import main, size
 
 NAME = "concurrent_waiters"
@@ -369,7 +369,7 @@ async def _deadline_turns(args: argparse.Namespace, count: int
              else "PostgreSQL" if args.pg_url else "SQLite")
 
     def med(side: list[dict[str, Any]], key: str) -> float:
-        return percentile([d[key] for d in side], 50)
+        return median_of_turns([d[key] for d in side])
 
     mine = rounds["this code"]
     note = (f"{count:,} waiters, {where}, median of {len(mine)} turns; first waiter "
@@ -408,7 +408,7 @@ async def _answer_turns(args: argparse.Namespace, count: int, answerers: int
                   f"{a['parked_rss'] / MB:.0f} MB; load {a['load']:.1f}", flush=True)
 
     def med(side: str, key: str) -> float:
-        return percentile([d[key] for d in rounds[side]], 50)
+        return median_of_turns([d[key] for d in rounds[side]])
 
     mine = rounds["this code"]
     note = (f"{count:,} waiters, {answerers} answerers, SQLite, median of {len(mine)} "

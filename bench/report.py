@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import platform
+import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -55,6 +56,12 @@ class Row:
         data["ratio"] = self.ratio
         data["met"] = self.met
         return data
+
+
+def median_of_turns(values: Sequence[float]) -> float:
+    """The median of a few turns' results: with an even number of turns, the mean of the
+    two middle ones (``percentile(values, 50)`` would report the lower)."""
+    return statistics.median(values) if values else math.nan
 
 
 def percentile(values: Sequence[float], p: float) -> float:
