@@ -176,3 +176,12 @@ def test_a_message_of_an_unknown_throttle_or_event_is_ignored() -> None:
     throttles.receive(json.dumps({"throttle": "signin_account", "event": "rebooted",
                                   "key": "k", "at": at}))
     assert throttles.sign_in_accounts.retry_after("k") == 0
+
+
+def test_a_sign_in_with_no_failures_before_it_sends_nothing() -> None:
+    clock = FakeClock()
+    one, _, sent = _pair(clock)
+    with attempt((one.sign_in_accounts, "account alice"),
+                 (one.sign_in_addresses, "address 10.0.0.9"), field="f", what="tries"):
+        pass
+    assert sent == []

@@ -133,8 +133,10 @@ class Throttle:
         resets on success, else take the attempt back."""
         if self._resets:
             with self._lock:
-                known = self._failures.pop(key, None) is not None
-            if known and self.shared is not None:
+                failures = self._failures.pop(key, (0, None))[0]
+            # Only this attempt counted: no process has failures of the key to forget
+            # (each heard of every failure), so a plain sign-in sends nothing.
+            if failures > 1 and self.shared is not None:
                 self.shared("reset", key, self._clock.now())
         else:
             self.take_back(key)
