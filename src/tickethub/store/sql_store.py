@@ -162,7 +162,10 @@ class SqlStore:
                 uow.connection.exec_driver_sql("ANALYZE")
             # An SQLite connection reads the statistics when it opens (ANALYZE on another
             # does not reach it): the connections already open, kept by the pool and by
-            # ``write_now``, are closed, so every later query is planned with them.
+            # ``write_now``, are closed, so every later query is planned with them. (Not
+            # an in-memory database: it lives only as long as its connections.)
+            if self.engine.url.database in (None, "", ":memory:"):
+                return
             if self._write_lock.acquire(timeout=5):
                 try:
                     self._close_inline()
