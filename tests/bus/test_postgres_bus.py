@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 
 from tests.conftest import ADMIN_TOKEN, bearer
@@ -103,3 +105,36 @@ async def test_a_broadcast_reaches_the_other_processes_subscribers_only(
     finally:
         for bus in (one, other):
             await bus.stop()
+
+
+async def test_after_stop_a_broadcast_is_dropped_and_a_notify_leaves_no_connection_open(
+        database_url: str) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("LISTEN/NOTIFY is a PostgreSQL feature")
+    url = make_url(database_url)
+    one, other = PostgresBus(url), PostgresBus(url)
+    heard: list[str] = []
+    other.subscribe("throttles", heard.append)
+    for bus in (one, other):
+        bus.bind(asyncio.get_running_loop())
+        await bus.start()
+    try:
+        await one.stop()
+        one.broadcast("throttles", "late")  # the process is leaving
+        assert not [t for t in threading.enumerate() if t.name.startswith("bus-broadcast")]
+        # A change committed while stopping is still sent (``notify``), and the
+        # connection it goes out on does not stay open.
+        one.notify(1, [], touched=[1])
+        await asyncio.sleep(0.5)
+        assert heard == []
+        engine = create_engine(database_url)
+        try:
+            with engine.connect() as connection:
+                senders = connection.exec_driver_sql(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND state = 'idle' AND starts_with(query, 'SELECT pg_notify')").scalar()
+        finally:
+            engine.dispose()
+        assert senders == 0
+    finally:
+        await other.stop()

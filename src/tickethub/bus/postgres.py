@@ -70,6 +70,7 @@ class PostgresBus(InProcessBus):
         self._send_after = 0.0  # monotonic time before which sending is not tried
         self._listener: asyncio.Task[None] | None = None
         self._broadcasts: ThreadPoolExecutor | None = None
+        self._stopped = False  # ``stop`` ran: broadcasts are dropped, no sender is kept
         self.reconnects = 0  # times LISTEN was re-established after a loss
 
     def notify(self, seq: int, tickets: Sequence[Ticket | Moved], touched: Sequence[int] = ()
@@ -80,6 +81,8 @@ class PostgresBus(InProcessBus):
     def broadcast(self, topic: str, message: str) -> None:
         if len(message.encode()) > MESSAGE_MAX:
             raise ValueError(f"a {topic} message of over {MESSAGE_MAX} bytes")
+        if self._stopped:
+            return  # the process is leaving: no thread is started that nothing would stop
         if self._broadcasts is None:  # one thread: messages leave in the order sent
             self._broadcasts = ThreadPoolExecutor(1, thread_name_prefix="bus-broadcast")
         self._broadcasts.submit(self._send, _topic_channel(topic),
@@ -106,6 +109,9 @@ class PostgresBus(InProcessBus):
                         self._sender.close()
                     self._sender = None
                     self._send_after = time.monotonic() + SEND_RETRY_SECONDS
+            if self._stopped and self._sender is not None:  # a write committed while
+                self._sender.close()  # stopping still reaches the others; nothing stays open
+                self._sender = None
 
     async def start(self) -> None:
         """Start listening; returns once LISTEN is in effect."""
@@ -114,6 +120,10 @@ class PostgresBus(InProcessBus):
         await ready
 
     async def stop(self) -> None:
+        """Stop listening, send what ``broadcast`` still has queued, close the sending
+        connection. After it, ``broadcast`` drops its messages; ``notify`` still sends
+        (a change committed during shutdown), on a connection closed right after."""
+        self._stopped = True
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):
