@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import httpx
@@ -102,6 +103,38 @@ def test_an_unreachable_database_and_a_wrong_password(tmp_path):
     assert _levels(closed, "database") == {PROBLEM}
 
 
+def _postgres_settings(tmp_path: Path) -> Settings:
+    require_server("PostgreSQL", "PGPORT" in ENV)
+    return Settings(data_dir=tmp_path, database_url=(
+        f"postgresql+psycopg://{ENV['PGUSER']}:{ENV['PGPASSWORD']}@{ENV['PGHOST']}:"
+        f"{ENV['PGPORT']}/{ENV['PGDATABASE']}"))
+
+
+def test_a_clock_in_sync_with_the_database_server_is_ok(tmp_path):
+    findings = doctor.run(_postgres_settings(tmp_path))
+    [clock] = _by_check(findings, "clock")
+    assert clock.level == OK and "of the database server's" in clock.message
+
+
+@pytest.mark.parametrize(("offset", "words"), [(30.0, "30.0 s ahead of"),
+                                               (-45.0, "45.0 s behind")])
+def test_a_clock_off_the_database_servers_is_a_warning(tmp_path, offset, words):
+    settings = _postgres_settings(tmp_path)
+    [clock] = [f for f in doctor.check_database(settings, clock=lambda: time.time() + offset)
+               if f.check == "clock"]
+    assert clock.level == WARNING and words in clock.message and "NTP" in clock.message
+    # Within the margin, or off by less than the round trip can tell: no warning.
+    [near] = [f for f in doctor.check_database(settings, clock=lambda: time.time() + 1.5)
+              if f.check == "clock"]
+    assert near.level == OK
+
+
+def test_sqlite_has_no_clock_to_compare(tmp_path):
+    findings = doctor.run(Settings(data_dir=tmp_path))
+    assert _by_check(findings, "clock") == []
+    assert _levels(findings, "database") == {OK}
+
+
 def test_an_old_or_empty_schema_is_a_warning(tmp_path):
     old = tmp_path / "old.db"
     engine = make_engine(f"sqlite:///{old}")
@@ -183,8 +216,10 @@ def test_github_token_scopes(tmp_path, status, scopes, level, words):
 
 def test_unconfigured_channels_are_not_checked(runtime):
     findings = doctor.run(runtime.settings)
+    clock = {"clock"} if runtime.settings.effective_database_url.startswith("postgresql") \
+        else set()
     assert {f.check for f in findings} == {"settings", "database", "migrations",
-                                           "public_url"}
+                                           "public_url", *clock}
     assert all(f.level == OK for f in findings)
 
 

@@ -86,9 +86,10 @@ def restore(path: Path, data_dir: Path | None, force: bool, as_json: bool) -> No
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as a JSON list.")
 @click.option("--all", "show_all", is_flag=True, help="Also print what is fine.")
 def doctor(data_dir: Path | None, as_json: bool, show_all: bool) -> None:
-    """Check the settings, the database and its migrations, the public URL and every
-    configured channel's credentials (GitHub token scopes, SMTP and IMAP logins, Matrix
-    login). Prints what is wrong, one line each; exits 1 when anything is a problem
+    """Check the settings, the database and its migrations (on PostgreSQL also this
+    machine's clock against the server's), the public URL and every configured
+    channel's credentials (GitHub token scopes, SMTP and IMAP logins, Matrix login).
+    Prints what is wrong, one line each; exits 1 when anything is a problem
     (warnings alone exit 0). Changes nothing.
     """
     from tickethub.ops.doctor import OK, PROBLEM, run

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import smtplib
 import ssl
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from ipaddress import ip_address
@@ -31,7 +32,7 @@ TIMEOUT = 10.0
 
 @dataclass(frozen=True)
 class Finding:
-    check: str  # settings, database, migrations, public_url, github, smtp, imap, matrix
+    check: str  # settings, database, migrations, clock, public_url, github, smtp, imap, matrix
     level: str  # ok, warning, problem
     message: str
 
@@ -76,7 +77,10 @@ def check_settings(s: Settings) -> Iterator[Finding]:
     yield Finding("settings", OK, "settings load")
 
 
-def check_database(s: Settings) -> Iterator[Finding]:
+def check_database(s: Settings, clock: Callable[[], float] = time.time
+                   ) -> Iterator[Finding]:
+    """The database is reachable and migrated; on PostgreSQL also this machine's
+    ``clock`` against the database server's."""
     from alembic.runtime.migration import MigrationContext
     from alembic.script import ScriptDirectory
     from sqlalchemy import create_engine, text
@@ -84,12 +88,16 @@ def check_database(s: Settings) -> Iterator[Finding]:
     from tickethub.store.migrate import alembic_config
 
     url = s.effective_database_url
+    postgres = url.startswith("postgresql")
     engine = create_engine(url, connect_args={"connect_timeout": int(TIMEOUT)}
-                           if url.startswith("postgresql") else {})
+                           if postgres else {})
+    skew: tuple[float, float] | None = None
     try:
         with engine.connect() as c:
             c.execute(text("SELECT 1"))
             current = MigrationContext.configure(c).get_current_revision()
+            if postgres:
+                skew = _clock_skew(c, clock)
     except Exception as exc:  # any driver's error: say it in one line
         yield Finding("database", PROBLEM, f"cannot connect to "
                       f"{engine.url.render_as_string(hide_password=True)}: "
@@ -107,6 +115,38 @@ def check_database(s: Settings) -> Iterator[Finding]:
                       f"{head} at start (back up first: docs/operations.md)")
     else:
         yield Finding("migrations", OK, f"up to date ({head})")
+    if skew is not None:
+        yield _clock_finding(*skew)
+
+
+CLOCK_SKEW_WARNING = 2.0  # seconds: well inside a claim's lease (30 s) and a throttle's
+
+
+def _clock_skew(connection: Any, clock: Callable[[], float]) -> tuple[float, float]:
+    """How far ``clock`` is ahead of the database server's clock, in seconds, and the
+    uncertainty of that (half the round trip of the query that read it). Several hub
+    processes compare their own clocks through the database (the Agent Protocol
+    worker's claims, the shared sign-in throttles), so each machine is held to the
+    server's: within ``CLOCK_SKEW_WARNING`` of it, any two are within twice that."""
+    from sqlalchemy import text
+
+    sent = clock()
+    server = float(connection.execute(
+        text("SELECT extract(epoch FROM clock_timestamp())")).scalar_one())
+    received = clock()
+    return (sent + received) / 2 - server, (received - sent) / 2
+
+
+def _clock_finding(ahead: float, uncertainty: float) -> Finding:
+    off = abs(ahead) - uncertainty
+    if off > CLOCK_SKEW_WARNING:
+        way = "ahead of" if ahead > 0 else "behind"
+        return Finding("clock", WARNING, f"this machine's clock is {abs(ahead):.1f} s {way} "
+                       f"the database server's: with several hub processes on more than "
+                       f"one machine, their claims and sign-in throttles disagree by "
+                       f"that much; keep the clocks in sync (NTP)")
+    return Finding("clock", OK, f"within {max(abs(ahead), uncertainty) * 1000:.0f} ms of "
+                   f"the database server's")
 
 
 def check_public_url(s: Settings) -> Iterator[Finding]:
