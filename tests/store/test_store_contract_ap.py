@@ -144,6 +144,23 @@ def test_a_write_that_raises_keeps_no_task_step_or_artifact(ap: Any) -> None:
         uow.ap.add_artifact(_artifact("f1", "ta"))
 
 
+def test_a_transaction_of_the_hubs_store_joined_writes_tasks_in_it(store: Any, ap: Any
+                                                                    ) -> None:
+    """``join``: the hub's write path opens the transaction on its own store, and the
+    task rows of its creates go into it (``TaskRows``, ``StepWriter``)."""
+    a, b = _tickets(ap, TicketDraft(Kind.TASK, "a"), TicketDraft(Kind.TASK, "b"))
+    with store.write() as uow:
+        joined = ap.join(uow)
+        assert joined.tickets.get(a) is not None  # the same transaction's repositories
+        joined.ap.add_tasks([_task("ta", a)])
+        assert ap.join(uow).ap.get_task("ta") is not None  # joined again: the same
+    with pytest.raises(RuntimeError), store.write() as uow:
+        ap.join(uow).ap.add_tasks([_task("tb", b)])
+        raise RuntimeError("rolled back with the transaction it joined")
+    with ap.read() as uow:
+        assert uow.ap.get_task("ta") is not None and uow.ap.get_task("tb") is None
+
+
 def test_steps_in_order_the_latest_and_one_by_its_task(ap: Any) -> None:
     a, b = _tickets(ap, TicketDraft(Kind.TASK, "a"), TicketDraft(Kind.TASK, "b"))
     with ap.write() as uow:

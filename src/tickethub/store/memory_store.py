@@ -53,6 +53,9 @@ class MemoryUnitOfWork:
     """The repositories of one transaction over the shared state."""
 
     def __init__(self, state: MemoryState, changes: Changes) -> None:
+        # What a side store joining this transaction builds its repository on
+        # (``MemoryApStore.join``).
+        self.state, self.changes = state, changes
         self.tickets = MemoryTicketRepository(state, changes)
         self.messages = MemoryMessageRepository(state, changes)
         self.events = MemoryEventLog(state, changes)
