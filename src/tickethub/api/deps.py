@@ -50,7 +50,10 @@ async def actor_for(hub: Door, token: str | None, client: str | None = None) -> 
     """The actor behind ``token``: from the auth cache without a thread hop when it was
     checked moments ago, else from the store. 401 without a valid token; 429 while
     ``client`` is throttled for sending unknown ones."""
-    return hub.auth.cached(token) or await call(hub.auth.authenticate, token, client)
+    actor = hub.auth.cached(token)
+    if actor is None:
+        actor = await call(hub.auth.authenticate, token, client)
+    return actor
 
 
 async def admin_actor(actor: Actor = Depends(current_actor)) -> Actor:

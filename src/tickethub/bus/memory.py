@@ -172,10 +172,10 @@ class InProcessBus:
         try:
             yield future
         finally:
-            waiters = self._ticket_waiters.get(ticket_id)
-            if waiters is not None:
-                waiters.discard(future)
-                if not waiters:
+            left = self._ticket_waiters.get(ticket_id)
+            if left is not None:
+                left.discard(future)
+                if not left:
                     del self._ticket_waiters[ticket_id]
 
     def log_signal(self) -> AbstractContextManager[LogSignal]:

@@ -259,8 +259,8 @@ def _smtp_login(client: smtplib.SMTP, user: str, password: str) -> None:
 def check_imap(s: Settings) -> Iterator[Finding]:
     if not s.imap_url:
         return
-    from imapclient import IMAPClient  # type: ignore[import-untyped]
-    from imapclient.exceptions import LoginError  # type: ignore[import-untyped]
+    from imapclient import IMAPClient
+    from imapclient.exceptions import LoginError
 
     from tickethub.errors import ValidationFailed
     from tickethub.mail.imap import ImapURL

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 
 import uvicorn
+from fastapi import FastAPI
 
 from tickethub.api.agent_protocol.context import anonymous_allowed
 from tickethub.api.app import create_app
@@ -50,7 +51,7 @@ class HubServer(uvicorn.Server):
                     await self.lifespan.shutdown()
 
 
-def build_app(settings: Settings) -> tuple[HubRuntime, object]:
+def build_app(settings: Settings) -> tuple[HubRuntime, FastAPI]:
     hub = HubRuntime(settings)
     return hub, create_app(hub)
 

@@ -139,7 +139,8 @@ class ApRepository(Protocol):
 
 
 class ApUnitOfWork(UnitOfWork, Protocol):
-    ap: ApRepository
+    @property
+    def ap(self) -> ApRepository: ...
 
 
 class ApStore(Protocol):

@@ -133,8 +133,19 @@ class WebDoor(TicketsDoor, EventsDoor, Protocol):
     def schemas(self) -> SchemaChecker: ...
 
 
+class Leading(Protocol):
+    @property
+    def leading(self) -> bool:
+        """Whether this process runs the loops only one process of the hub may run."""
+
+
 class AppHub(AgentProtocolDoor, AdminDoor, HooksDoor, MetricsDoor, WebDoor, Protocol):
     """Everything the app's doors need, and ``running()``: the hub's background loops,
     run for the app's lifespan."""
+
+    @property
+    def leadership(self) -> Leading | None:
+        """This process's part in the election among the hub's processes (``None``
+        before ``running()`` starts it); ``/healthz`` reports it."""
 
     def running(self) -> AbstractAsyncContextManager[Any]: ...

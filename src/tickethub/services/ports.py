@@ -161,12 +161,21 @@ class WebhookRepository(Protocol):
 
 
 class UnitOfWork(Protocol):
-    tickets: TicketRepository
-    messages: MessageRepository
-    events: EventLog
-    actors: ActorRepository
-    deliveries: DeliveryRepository
-    webhooks: WebhookRepository
+    """The repositories of one transaction. Read-only members: a store's own unit of
+    work may hold its own repository types (``SqlTicketRepository``) in them."""
+
+    @property
+    def tickets(self) -> TicketRepository: ...
+    @property
+    def messages(self) -> MessageRepository: ...
+    @property
+    def events(self) -> EventLog: ...
+    @property
+    def actors(self) -> ActorRepository: ...
+    @property
+    def deliveries(self) -> DeliveryRepository: ...
+    @property
+    def webhooks(self) -> WebhookRepository: ...
 
 
 class Store(Protocol):

@@ -32,6 +32,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from tickethub.domain.agent_runs import AgentInstallation, AgentRun, BudgetUse, RunStatus
 from tickethub.errors import Conflict, NotFound
+from tickethub.store.bulk import inserted_id
 from tickethub.store.sql_store import SqlStore
 from tickethub.store.tables import metadata
 from tickethub.store.types import UTCDateTime
@@ -88,12 +89,6 @@ agent_secrets = Table(
 )
 
 
-def _first(key: Any) -> int:
-    """The new row's id from ``inserted_primary_key``."""
-    assert key is not None
-    return int(key[0])
-
-
 def _install(row: Any) -> AgentInstallation:
     return AgentInstallation(row.id, row.owner, row.agent, dict(row.config or {}),
                              bool(row.enabled), dict(row.identities or {}),
@@ -127,13 +122,13 @@ class SqlAgentStore:
                          identities: dict[str, str], now: datetime) -> AgentInstallation:
         try:
             with self._store.write() as uow:
-                new_id = uow.connection.execute(insert(agent_installations).values(
+                new_id = inserted_id(uow.connection.execute(insert(agent_installations).values(
                     owner=owner, agent=agent, config=config, identities=identities,
-                    enabled=True, created_at=now, updated_at=now)).inserted_primary_key
-                _save_identities(uow.connection, _first(new_id), identities)
+                    enabled=True, created_at=now, updated_at=now)))
+                _save_identities(uow.connection, new_id, identities)
         except IntegrityError:
             raise Conflict(f"{owner} already has {agent} installed", field="agent") from None
-        return self.installation(_first(new_id))
+        return self.installation(new_id)
 
     def installation(self, installation_id: int) -> AgentInstallation:
         with self._store.read() as uow:
@@ -202,11 +197,11 @@ class SqlAgentStore:
 
     def start_run(self, installation_id: int, trigger: str, now: datetime) -> AgentRun:
         with self._store.write() as uow:
-            new_id = uow.connection.execute(insert(agent_runs).values(
+            new_id = inserted_id(uow.connection.execute(insert(agent_runs).values(
                 installation_id=installation_id, trigger=trigger[:120],
                 status=RunStatus.RUNNING.value, llm_calls=0, tokens=0, tool_calls=0,
-                seconds=0.0, cost=0.0, started_at=now)).inserted_primary_key
-        return self.run(_first(new_id))
+                seconds=0.0, cost=0.0, started_at=now)))
+        return self.run(new_id)
 
     def set_run_ticket(self, run_id: int, ticket_id: int) -> None:
         with self._store.write() as uow:

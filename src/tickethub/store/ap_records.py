@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Connection, bindparam, func, insert, or_, select, update
 
@@ -267,6 +267,13 @@ class SqlApRepository:
         return [row_to_ticket(r) for r in rows]
 
 
+class SqlApUnitOfWork(SqlUnitOfWork):
+    """A ``SqlStore`` transaction's repositories with the ``ap`` one: the type of what
+    ``SqlApStore.join`` hands back (the ``SqlUnitOfWork`` itself, one attribute more)."""
+
+    ap: SqlApRepository
+
+
 class SqlApStore:
     """The hub's ``SqlStore`` transactions with an ``ap`` repository added."""
 
@@ -274,19 +281,22 @@ class SqlApStore:
         self._store = store
 
     @contextmanager
-    def write(self) -> Iterator[SqlUnitOfWork]:
+    def write(self) -> Iterator[SqlApUnitOfWork]:
         with self._store.write() as uow:
-            uow.ap = SqlApRepository(uow.connection)  # type: ignore[attr-defined]
-            yield uow
+            yield self.join(uow)
 
     @contextmanager
-    def read(self) -> Iterator[SqlUnitOfWork]:
+    def read(self) -> Iterator[SqlApUnitOfWork]:
         with self._store.read() as uow:
-            uow.ap = SqlApRepository(uow.connection)  # type: ignore[attr-defined]
-            yield uow
+            yield self.join(uow)
 
-    def join(self, uow: Any) -> Any:
-        """A transaction the hub's write path opened, with the ``ap`` repository."""
-        if getattr(uow, "ap", None) is None:
-            uow.ap = SqlApRepository(uow.connection)
-        return uow
+    def join(self, uow: object) -> SqlApUnitOfWork:
+        """``uow``, a transaction of the ``SqlStore`` this wraps (the hub's write path
+        opened it), with the ``ap`` repository added: its writes go with that
+        transaction, and roll back with it."""
+        if not isinstance(uow, SqlUnitOfWork):
+            raise TypeError(f"not a transaction of an SQL store: {uow!r}")
+        joined = cast(SqlApUnitOfWork, uow)
+        if getattr(joined, "ap", None) is None:
+            joined.ap = SqlApRepository(uow.connection)
+        return joined

@@ -57,17 +57,25 @@ def insert_ids(connection: Connection, table: Table, rows: Sequence[dict[str, An
         # The connection's own counter, read from the driver directly: it touches no
         # table and takes no lock, so it needs none of SQLAlchemy's per-statement work
         # or error mapping (this runs once per batch of asks, on the write path).
-        driver = connection.connection.driver_connection
-        last = int(driver.execute("SELECT last_insert_rowid()").fetchone()[0])  # type: ignore[union-attr]
+        driver: Any = connection.connection.driver_connection
+        last = int(driver.execute("SELECT last_insert_rowid()").fetchone()[0])
         return list(range(last - len(rows) + 1, last + 1))
     if len(rows) == 1:
-        return [int(connection.execute(insert(table), rows[0]).inserted_primary_key[0])]
+        return [inserted_id(connection.execute(insert(table), rows[0]))]
     statement = _returning.get(table.name)
     if statement is None:
         pk = next(iter(table.primary_key.columns))
         statement = _returning[table.name] = insert(table).returning(
             pk, sort_by_parameter_order=True)
     return [int(i) for i in connection.execute(statement, list(rows)).scalars()]
+
+
+def inserted_id(result: CursorResult[Any]) -> int:
+    """The primary key a one-row ``INSERT`` gave its row."""
+    key = result.inserted_primary_key
+    if key is None:  # only for statements that are no single-row INSERT
+        raise TypeError("not the result of a one-row INSERT")
+    return int(key[0])
 
 
 def reserve_ids(connection: Connection, table: Table, count: int) -> list[int]:
@@ -183,8 +191,8 @@ def _prepared(table: Table, columns: tuple[str, ...], dialect: Dialect
                    f"VALUES ({', '.join('?' for _ in columns)})")
         # The dialect's own processors (e.g. SQLite's DATETIME text format), exactly
         # what SQLAlchemy applies to its own statements.
-        processors = [table.c[n].type.dialect_impl(dialect).bind_processor(dialect)
-                      for n in names]
+        processors: list[Callable[[Any], Any] | None] = [
+            table.c[n].type.dialect_impl(dialect).bind_processor(dialect) for n in names]
         found = _driver_sql[key] = (sql, processors)
     return found
 

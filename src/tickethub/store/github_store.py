@@ -28,6 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from tickethub.domain.github import CommentRecord, InboxItem, IssueLink, RepoConnection
+from tickethub.store.bulk import inserted_id
 from tickethub.store.sql_store import SqlStore
 from tickethub.store.tables import metadata
 from tickethub.store.types import UTCDateTime
@@ -161,8 +162,8 @@ class SqlGithubStore:
     # connections
     def add_connection(self, conn: RepoConnection) -> RepoConnection:
         with self._store.write() as uow:
-            new_id = uow.connection.execute(
-                insert(github_repos).values(_conn_values(conn))).inserted_primary_key[0]
+            new_id = inserted_id(uow.connection.execute(
+                insert(github_repos).values(_conn_values(conn))))
         return RepoConnection(**{**_conn_values(conn), "id": new_id,
                                  "labels": conn.labels, "kinds": conn.kinds})
 
@@ -270,9 +271,9 @@ class SqlGithubStore:
                     github_inbox.c.delivery_id == delivery_id)).first()
                 if exists:
                     return None
-                return int(uow.connection.execute(insert(github_inbox).values(
+                return inserted_id(uow.connection.execute(insert(github_inbox).values(
                     delivery_id=delivery_id, event=event, payload=payload, status="pending",
-                    attempts=0, received_at=at)).inserted_primary_key[0])
+                    attempts=0, received_at=at)))
         except IntegrityError:  # the same delivery raced in on another connection
             return None
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar, cast
 
 from tickethub.domain.agent_protocol import (
     AP_CHANNEL,
@@ -277,12 +277,13 @@ class MemoryApStore:
     # A read is the same transaction, as in ``MemoryStore``: one lock orders them all.
     read = write
 
-    def join(self, uow: Any) -> Any:
+    def join(self, uow: object) -> MemoryApUnitOfWork:
         """``uow``, a transaction of the ``MemoryStore`` this wraps (the hub's write path
         opened it), with the ``ap`` repository added: its writes go with that
         transaction, and roll back with it."""
         if not isinstance(uow, MemoryUnitOfWork):
             raise TypeError(f"not a transaction of the in-memory store: {uow!r}")
-        if getattr(uow, "ap", None) is None:
-            uow.ap = MemoryApRepository(uow.state, uow.changes)
-        return uow
+        joined = cast(MemoryApUnitOfWork, uow)  # the same object, one repository more
+        if getattr(joined, "ap", None) is None:
+            joined.ap = MemoryApRepository(uow.state, uow.changes)
+        return joined

@@ -15,7 +15,7 @@ from tickethub.domain.messages import Decision, Message, MessageDraft, MessageKi
 from tickethub.domain.records import Delivery, TokenRecord, Webhook
 from tickethub.ops import request_id
 from tickethub.store import advisory_locks
-from tickethub.store.bulk import insert_ids
+from tickethub.store.bulk import insert_ids, inserted_id
 from tickethub.store.tables import (
     actors,
     channel_cursors,
@@ -144,7 +144,8 @@ class SqlEventLog:
         return [_event(row) for row in self._c.execute(stmt)]
 
     def last_seq(self) -> int:
-        return int(self._c.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar())
+        return int(self._c.execute(
+            select(func.coalesce(func.max(events.c.seq), 0))).scalar_one())
 
 
 def _scopes(text: str | None) -> frozenset[str]:
@@ -168,18 +169,16 @@ class SqlActorRepository:
         return _actor(row) if row else None
 
     def add(self, actor: Actor, at: datetime) -> Actor:
-        actor_id = self._c.execute(
+        actor_id = inserted_id(self._c.execute(
             insert(actors).values(name=actor.name, kind=actor.kind.value, role=actor.role.value,
-                                  created_at=at)
-        ).inserted_primary_key[0]
+                                  created_at=at)))
         return Actor(name=actor.name, role=actor.role, kind=actor.kind, id=actor_id)
 
     def add_token(self, actor: Actor, name: str, token_hash: str, prefix: str,
                   at: datetime, scopes: frozenset[str] = frozenset()) -> TokenRecord:
-        token_id = self._c.execute(
+        token_id = inserted_id(self._c.execute(
             insert(tokens).values(actor_id=actor.id, name=name, token_hash=token_hash,
-                                  prefix=prefix, created_at=at, scopes=_scopes_text(scopes))
-        ).inserted_primary_key[0]
+                                  prefix=prefix, created_at=at, scopes=_scopes_text(scopes))))
         return TokenRecord(token_id, actor, name, prefix, at, None, scopes)
 
     def by_token_hash(self, token_hash: str) -> Actor | None:
@@ -322,10 +321,9 @@ class SqlWebhookRepository:
 
     def add(self, url: str, secret: str, event_types: tuple[str, ...], created_by: str,
             at: datetime) -> Webhook:
-        webhook_id = self._c.execute(insert(webhooks).values(
+        webhook_id = inserted_id(self._c.execute(insert(webhooks).values(
             url=url, secret=secret, event_types=list(event_types), created_by=created_by,
-            created_at=at, active=True,
-        )).inserted_primary_key[0]
+            created_at=at, active=True)))
         return Webhook(webhook_id, url, secret, event_types, created_by, at, True)
 
     def get(self, webhook_id: int) -> Webhook | None:

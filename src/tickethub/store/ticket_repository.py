@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from operator import itemgetter
@@ -267,7 +268,10 @@ class SqlTicketRepository:
         parents = self._parents({d.parent_id for d, *_ in items if d.parent_id is not None})
         # Ids first, so each row goes in with its path (which holds the id) at once.
         ids = reserve_ids(self._c, tickets, len(items))
-        rows, created, labels, refs = [], [], [], []
+        rows: list[dict[str, Any]] = []
+        created: list[Ticket] = []
+        labels: list[dict[str, Any]] = []
+        refs: list[dict[str, Any]] = []
         for ticket_id, (draft, created_by, idempotency_key, request_hash) in zip(
                 ids, items, strict=True):
             parent_path, depth = ("/", 0) if draft.parent_id is None else (
@@ -495,7 +499,7 @@ class SqlTicketRepository:
         return [row_to_ticket(row) for row in self._c.execute(stmt)]
 
     def subtree(self, root: Ticket, depth: int, reader: str | None = None
-                ) -> list[Ticket]:
+                ) -> builtins.list[Ticket]:
         root_depth = root.path.count("/") - 2
         stmt = (
             select(tickets)
@@ -517,7 +521,7 @@ class SqlTicketRepository:
         ).first() is not None
 
     def overdue(self, now: datetime, limit: int, *, for_update: bool = False
-                ) -> list[Ticket]:
+                ) -> builtins.list[Ticket]:
         """Waiting tickets past ``due_at``, earliest first; ``for_update`` locks them for
         ``update_many`` (on PostgreSQL skipping rows another transaction holds)."""
         stmt = (
@@ -528,7 +532,7 @@ class SqlTicketRepository:
         )
         return self._locking(stmt, for_update)
 
-    def expire_overdue(self, now: datetime, limit: int) -> list[Overdue]:
+    def expire_overdue(self, now: datetime, limit: int) -> builtins.list[Overdue]:
         """Up to ``limit`` waiting tickets past ``due_at`` (earliest first) moved to
         ``expired`` at ``now``, their version bumped, in two statements; returned as they
         were before. On PostgreSQL rows another transaction holds are skipped (another
@@ -549,7 +553,7 @@ class SqlTicketRepository:
         return found
 
     def defer_elapsed(self, now: datetime, limit: int, *, for_update: bool = False
-                      ) -> list[Ticket]:
+                      ) -> builtins.list[Ticket]:
         """Deferred tickets whose time came, earliest first; ``for_update`` as in
         ``overdue``."""
         if limit <= 0:
@@ -565,7 +569,7 @@ class SqlTicketRepository:
         )
         return self._locking(stmt, for_update)
 
-    def _locking(self, stmt: Any, for_update: bool) -> list[Ticket]:
+    def _locking(self, stmt: Any, for_update: bool) -> builtins.list[Ticket]:
         if for_update and self._postgres:
             stmt = stmt.with_for_update(skip_locked=True)
         found = [row_to_ticket(row) for row in self._c.execute(stmt)]

@@ -26,6 +26,7 @@ class UTCDateTime(TypeDecorator[datetime]):
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        if value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value.astimezone(UTC)
+        stored: datetime = value  # what DateTime's own processing made of the column
+        if stored.tzinfo is None:
+            return stored.replace(tzinfo=UTC)
+        return stored.astimezone(UTC)
