@@ -109,8 +109,10 @@ class PostgresBus(InProcessBus):
                         self._sender.close()
                     self._sender = None
                     self._send_after = time.monotonic() + SEND_RETRY_SECONDS
-            if self._stopped and self._sender is not None:  # a write committed while
-                self._sender.close()  # stopping still reaches the others; nothing stays open
+            # After ``stop`` (its queued broadcasts sent, on one connection): a write
+            # committed while stopping still reaches the others; nothing stays open.
+            if self._stopped and self._broadcasts is None and self._sender is not None:
+                self._sender.close()
                 self._sender = None
 
     async def start(self) -> None:
