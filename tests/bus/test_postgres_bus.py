@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -76,8 +78,6 @@ async def test_a_broadcast_reaches_the_other_processes_subscribers_only(
         database_url: str) -> None:
     if not database_url.startswith("postgresql"):
         pytest.skip("LISTEN/NOTIFY is a PostgreSQL feature")
-    url = make_url(database_url)
-    one, other = PostgresBus(url), PostgresBus(url)
     heard: dict[str, list[str]] = {"one": [], "other": []}
     arrived = asyncio.Event()
 
@@ -86,13 +86,9 @@ async def test_a_broadcast_reaches_the_other_processes_subscribers_only(
         if len(heard["other"]) == 2:
             arrived.set()
 
-    one.subscribe("throttles", heard["one"].append)
-    other.subscribe("throttles", on_other)
-    other.subscribe("crashing", lambda message: 1 / 0)
-    for bus in (one, other):
-        bus.bind(asyncio.get_running_loop())
-        await bus.start()
-    try:
+    async with _two_buses(database_url, {"throttles": heard["one"].append},
+                          {"throttles": on_other, "crashing": lambda message: 1 / 0}
+                          ) as (one, _):
         one.broadcast("crashing", "x")  # a handler that fails does not end the listening
         one.broadcast("throttles", '{"first": "a:b::c"}')  # colons in it are its own
         one.broadcast("throttles", "second")
@@ -102,24 +98,15 @@ async def test_a_broadcast_reaches_the_other_processes_subscribers_only(
             one.broadcast("throttles", "x" * 8000)
         with pytest.raises(ValueError):
             one.broadcast("Bad Topic", "x")
-    finally:
-        for bus in (one, other):
-            await bus.stop()
 
 
 async def test_after_stop_a_broadcast_is_dropped_and_a_notify_leaves_no_connection_open(
         database_url: str) -> None:
     if not database_url.startswith("postgresql"):
         pytest.skip("LISTEN/NOTIFY is a PostgreSQL feature")
-    url = make_url(database_url)
-    one, other = PostgresBus(url), PostgresBus(url)
     heard: list[str] = []
-    other.subscribe("throttles", heard.append)
-    for bus in (one, other):
-        bus.bind(asyncio.get_running_loop())
-        await bus.start()
-    try:
-        await one.stop()
+    async with _two_buses(database_url, {}, {"throttles": heard.append}) as (one, _):
+        await one.stop()  # stopping twice (again on leaving) is allowed
         one.broadcast("throttles", "late")  # the process is leaving
         assert not [t for t in threading.enumerate() if t.name.startswith("bus-broadcast")]
         # A change committed while stopping is still sent (``notify``), and the
@@ -136,5 +123,23 @@ async def test_after_stop_a_broadcast_is_dropped_and_a_notify_leaves_no_connecti
         finally:
             engine.dispose()
         assert senders == 0
+
+
+@asynccontextmanager
+async def _two_buses(database_url: str, one_hears: dict[str, Callable[[str], object]],
+                     other_hears: dict[str, Callable[[str], object]]
+                     ) -> AsyncIterator[tuple[PostgresBus, PostgresBus]]:
+    """Two started buses on ``database_url`` (two hub processes, as far as the bus can
+    tell), subscribed to the topics given; both stopped on leaving."""
+    url = make_url(database_url)
+    buses = PostgresBus(url), PostgresBus(url)
+    for bus, hears in zip(buses, (one_hears, other_hears), strict=True):
+        for topic, handler in hears.items():
+            bus.subscribe(topic, handler)
+        bus.bind(asyncio.get_running_loop())
+        await bus.start()
+    try:
+        yield buses
     finally:
-        await other.stop()
+        for bus in buses:
+            await bus.stop()
