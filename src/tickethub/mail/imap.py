@@ -111,6 +111,12 @@ class ImapMailbox:
             with contextlib.suppress(Exception):  # already gone
                 client.logout()
 
+    async def _open(self) -> IMAPClient:
+        """The open connection, or a new one (connected and logged in off the loop)."""
+        if self._client is not None:
+            return self._client
+        return await asyncio.to_thread(self.connect)
+
     def _select(self, client: IMAPClient) -> int:
         info = client.select_folder(self.url.folder, readonly=True)
         return int(info[b"UIDVALIDITY"])
@@ -139,7 +145,7 @@ class ImapMailbox:
                 await asyncio.sleep(self._retry_delay * failures)
 
     async def _run_once(self, process: Process) -> int:
-        client = self._client or await asyncio.to_thread(self.connect)
+        client = await self._open()
         uidvalidity = await asyncio.to_thread(self._select, client)
         cursor = self._state.cursor(self.name)
         last = cursor.last_uid or 0 if cursor and cursor.uidvalidity == uidvalidity else 0
