@@ -18,7 +18,7 @@ import asyncio
 import json
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import click
 
@@ -172,6 +172,26 @@ def import_(repo: str, label: str, as_json: bool, data_dir: Path | None) -> None
                f"{report.comments} comments")
 
 
+class _ConnectionStatus(TypedDict):
+    """One connected repository in ``github status --json``."""
+
+    repo: str
+    rule: str
+    poll: bool
+    import_label: str | None
+    poll_since: str | None
+    next_poll_at: str | None  # ISO 8601
+    issues: dict[str, int]  # linked issues by state
+
+
+class _Status(TypedDict):
+    """What ``github status --json`` prints; counts are by state (or status)."""
+
+    connections: list[_ConnectionStatus]
+    webhook_inbox: dict[str, int]
+    outbound_deliveries: dict[str, int]
+
+
 @github.command()
 @_json
 @_data_dir
@@ -181,7 +201,7 @@ def status(as_json: bool, data_dir: Path | None) -> None:
         channel = _channel(runtime, False)
         links = Counter((link.repo, link.state) for link in channel.sync.links())
         deliveries = Counter(d.status for d in runtime.deliveries.list("github", None, 10000))
-        state = {
+        state: _Status = {
             "connections": [{
                 "repo": c.full_name, "rule": _rule(c), "poll": c.poll,
                 "import_label": c.import_label, "poll_since": c.poll_since,
