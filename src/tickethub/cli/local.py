@@ -23,7 +23,8 @@ def local_runtime(data_dir: Path | None) -> Iterator[HubRuntime]:
     from tickethub.server.runtime import HubRuntime
     from tickethub.settings import Settings
 
-    settings = Settings(**({"data_dir": data_dir} if data_dir else {}))
+    # A --data-dir left out is not passed at all, so TICKETHUB_DATA_DIR still decides.
+    settings = Settings(data_dir=data_dir) if data_dir else Settings()
     if not {"public_url", "port"} & settings.model_fields_set:
         # Links should point where `serve` really listens (it may have had --port).
         url = served_url.load(settings.data_dir)

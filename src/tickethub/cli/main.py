@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
+from typing import TypedDict
 
 import click
 
@@ -31,6 +32,30 @@ def cli() -> None:
     """
 
 
+class _ServeOverrides(TypedDict, total=False):
+    """The settings ``serve`` was given on its command line; an option left out is absent
+    (not None), so the environment and the defaults still decide it."""
+
+    host: str
+    port: int
+    data_dir: Path
+    workers: int
+
+
+def _serve_overrides(host: str | None, port: int | None, data_dir: Path | None,
+                     workers: int | None) -> _ServeOverrides:
+    overrides: _ServeOverrides = {}
+    if host is not None:
+        overrides["host"] = host
+    if port is not None:
+        overrides["port"] = port
+    if data_dir is not None:
+        overrides["data_dir"] = data_dir
+    if workers is not None:
+        overrides["workers"] = workers
+    return overrides
+
+
 @cli.command()
 @click.option("--host", default=None, help="Address to listen on [default: 127.0.0.1].")
 @click.option("--port", type=int, default=None, help="Port to listen on [default: 8080].")
@@ -52,8 +77,7 @@ def serve(host: str | None, port: int | None, data_dir: Path | None,
     from tickethub.server.main import serve as run
     from tickethub.settings import Settings
 
-    overrides = {k: v for k, v in {"host": host, "port": port, "data_dir": data_dir,
-                                   "workers": workers}.items() if v is not None}
+    overrides = _serve_overrides(host, port, data_dir, workers)
     if workers is not None and workers < 1:
         output.bad_input("--workers must be at least 1", "invalid_option", "workers")
     settings = Settings(**overrides)
