@@ -59,7 +59,7 @@ class _MailPolicy(EmailPolicy):
     instead of structured header objects, whose parser costs more than the rest of the
     mail put together; addresses and dates are parsed by ``email.utils`` on demand."""
 
-    def header_fetch_parse(self, name: str, value: str) -> str:  # type: ignore[override]
+    def header_fetch_parse(self, name: str, value: str) -> str:
         return decode_header_value(value)
 
 
@@ -406,8 +406,7 @@ def _body(msg: EmailMessage, defects: list[str],
             found = _CHARSET.search(content_type)
             charset = found.group(1) if found else None
             if ctype == "text/html":
-                html = decode_part(msg, defects, charset)
-                return html_to_text(html[: MAX_TEXT_CHARS * 4])[:MAX_TEXT_CHARS], True, []
+                return _html_text(decode_part(msg, defects, charset)), True, []
             if ctype.startswith("text/") or "/" not in ctype:
                 return decode_part(msg, defects, charset)[:MAX_TEXT_CHARS], False, []
     plain: str | None = None
@@ -443,8 +442,14 @@ def _body(msg: EmailMessage, defects: list[str],
     if plain is not None and plain.strip():
         return plain[:MAX_TEXT_CHARS], False, attachments
     if html is not None:
-        return html_to_text(html[: MAX_TEXT_CHARS * 4])[:MAX_TEXT_CHARS], True, attachments
+        return _html_text(html), True, attachments
     return (plain or "")[:MAX_TEXT_CHARS], False, attachments
+
+
+def _html_text(html: str) -> str:
+    """The text of an HTML body, at most ``MAX_TEXT_CHARS`` (converting only the head of
+    it: markup is longer than the text it holds)."""
+    return html_to_text(html[: MAX_TEXT_CHARS * 4])[:MAX_TEXT_CHARS]
 
 
 def _filename(part: EmailMessage) -> str | None:

@@ -36,7 +36,7 @@ class FileSource:
         kind = "maildir" if self.is_maildir else "mbox"
         self.name = f"{kind}:{path.resolve()}"
 
-    def _box(self) -> mailbox.Mailbox:  # type: ignore[type-arg]
+    def _box(self) -> mailbox.Maildir | mailbox.mbox:
         if self.is_maildir:
             return mailbox.Maildir(self.path, factory=None, create=False)
         return mailbox.mbox(self.path, factory=None, create=False)

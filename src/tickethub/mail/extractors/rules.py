@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable
+from typing import SupportsIndex, overload
 
 from tickethub.mail.extractors.base import IssueView, MailContext
 from tickethub.mail.operations import MAX_EVIDENCE, Operation
@@ -437,7 +438,13 @@ class Sentences(list[str]):
                 return i
         return None
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sentences: ...
+
+    def __getitem__(self, index: SupportsIndex | slice) -> str | Sentences:
+        """A sentence, or a slice of them as ``Sentences``."""
         if isinstance(index, slice):
             return Sentences(list.__getitem__(self, index))
         return list.__getitem__(self, index)
@@ -596,12 +603,12 @@ def _title(mail: ParsedMail, fallback: str) -> str:
 
 
 def _add(kind: str, mail: ParsedMail, evidence: str) -> Operation:
-    return Operation(op="add", kind=kind, title=_title(mail, evidence), evidence=evidence,  # type: ignore[arg-type]
+    return Operation(op="add", kind=kind, title=_title(mail, evidence), evidence=evidence,
                      summary=mail.own_text[:1000])
 
 
 def _add_reply(kind: str, evidence: str) -> Operation:
-    return Operation(op="add", kind=kind, title=evidence[:300], evidence=evidence)  # type: ignore[arg-type]
+    return Operation(op="add", kind=kind, title=evidence[:300], evidence=evidence)
 
 
 # What the ``learned`` extractor shares with this one (the same text, cues, target and
