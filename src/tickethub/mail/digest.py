@@ -10,6 +10,7 @@ text part).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -48,7 +49,8 @@ def _line(ticket: Ticket, extra: str) -> str:
 
 def digest_markdown(digest: Digest) -> str:
     lines = [f"# Digest for {digest.at:%Y-%m-%d}", ""]
-    sections = (
+    # (heading, tickets, what each ticket's line adds)
+    sections: tuple[tuple[str, list[Ticket], Callable[[Ticket], str]], ...] = (
         ("Overdue", digest.overdue,
          lambda t: f", due {t.due_at:%Y-%m-%d}" if t.due_at else ""),
         ("Stalled", digest.stalled, lambda t: f", unchanged since {t.updated_at:%Y-%m-%d}"),

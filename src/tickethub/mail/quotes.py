@@ -41,7 +41,9 @@ class _ReplyParser:
 
     def parse_reply(self, text: str) -> str | None:
         message = EmailMessage(text=text, languages=list(self.languages), **self._regexes)
-        return message.read().latest_reply
+        # mail-parser-reply ships no type information; latest_reply is its str | None.
+        reply: str | None = message.read().latest_reply
+        return reply
 
 
 @lru_cache(maxsize=1)

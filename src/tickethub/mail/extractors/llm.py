@@ -208,9 +208,12 @@ class LLMExtractor:
 
 
 def _short(exc: ValidationError) -> str:
-    first = exc.errors()[0] if exc.errors() else {}
-    where = ".".join(str(p) for p in first.get("loc", ())) or "reply"
-    return f"{where}: {first.get('msg', str(exc))}"[:300]
+    """The first error's location and message, one line of at most 300 characters."""
+    errors = exc.errors()
+    if not errors:
+        return f"reply: {exc}"[:300]
+    where = ".".join(str(p) for p in errors[0]["loc"]) or "reply"
+    return f"{where}: {errors[0]['msg']}"[:300]
 
 
 def configured_llm(settings: Any) -> LLM:
