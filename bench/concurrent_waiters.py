@@ -12,7 +12,8 @@ Reported: the RSS with everyone parked (anchor: the same server idle, before the
 waiters); the burst (time to get all answers accepted); the wake lag from the last
 accepted answer to the last waiter woken; and the total from the first answer sent to
 the last waiter woken (the goal), bounded by how fast the hub durably writes answers and
-answers their waiters: the server's CPU per answer (in the note).
+answers their waiters: the server's CPU per answer (in the note), and how much of it the
+write transactions took (the group commits' seconds, read from the hub's ``/metrics``).
 
 A second round (skip with ``--no-deadline-burst``) lets the hub resolve them all at
 once itself: a fresh set of tickets shares one ``due_at``, their waiters park, and the
@@ -263,6 +264,7 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
           flush=True)
     await asyncio.sleep(float(os.environ.get("BENCH_PROFILE_PAUSE", "0")))
     load = os.getloadavg()[0]
+    commits_before = hub.metric_sums()
     cpu_before, client_before = hub.cpu_seconds(), time.process_time()
     burst_start = time.perf_counter()
     await _in_parallel(conns, list(range(count)), answer)
@@ -270,6 +272,7 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
     last_woken = await waiters.all_woken("answered")
     burst_cpu = hub.cpu_seconds() - cpu_before
     client_cpu = time.process_time() - client_before
+    commits = _commits(commits_before, hub.metric_sums())
     await waiters.close()
     await asyncio.gather(*(c.close() for c in conns))
     per_wake = [(waiters.woken_at[i] - sent_at[i]) * 1000 for i in range(count)]
@@ -277,7 +280,20 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
             "park_seconds": park_seconds, "burst": burst_end - burst_start,
             "lag": last_woken - burst_end, "total": last_woken - min(sent_at),
             "burst_cpu": burst_cpu, "client_cpu": client_cpu, "load": load,
-            "per_wake": per_wake, "repolls": waiters.repolls}
+            "per_wake": per_wake, "repolls": waiters.repolls, **commits}
+
+
+def _commits(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """What the round's group commits took, from two scrapes of the hub's metrics: how
+    many transactions, their mean batch and their seconds (on SQLite they run on the
+    event loop's thread, so those are seconds of the hub's one busy core)."""
+    def grew(name: str) -> float:
+        return after.get(name, 0.0) - before.get(name, 0.0)
+
+    count = grew("tickethub_group_commit_seconds_count")
+    return {"commits": count, "commit_seconds": grew("tickethub_group_commit_seconds_sum"),
+            "commit_batch": grew("tickethub_group_commit_batch_size_sum") / count
+            if count else 0.0}
 
 
 async def _deadline_burst(hub: HubProcess, count: int, lead: float | None
@@ -330,7 +346,8 @@ def _hub(args: argparse.Namespace, src: str | None = None, workers: int | None =
          ) -> Iterator[HubProcess]:
     """A fresh hub as the flags say (SQLite, or PostgreSQL with ``--workers``), running
     the code in ``src`` if given, with ``workers`` processes (else ``--workers``)."""
-    env = {"PYTHONPATH": src} if src else None
+    # Metrics on: the answer round reads how long the group commits took.
+    env = {"TICKETHUB_METRICS": "true", **({"PYTHONPATH": src} if src else {})}
     workers = workers or args.workers
     pg = args.pg_url or (os.environ.get("SQLALCHEMY_URL") if workers > 1 else None)
     if workers > 1 and not pg:
@@ -404,7 +421,8 @@ async def _answer_turns(args: argparse.Namespace, count: int, answerers: int
             a = {k: v for k, v in a.items() if k != "per_wake"}
             rounds[label].append(a)
             print(f"   turn {turn + 1} {label}: first answer -> all woken {a['total']:.2f} s;"
-                  f" burst {a['burst']:.2f} s; server CPU {a['burst_cpu']:.2f} s; RSS "
+                  f" burst {a['burst']:.2f} s; server CPU {a['burst_cpu']:.2f} s, write "
+                  f"transactions {a['commit_seconds']:.2f} s; RSS "
                   f"{a['parked_rss'] / MB:.0f} MB; load {a['load']:.1f}", flush=True)
 
     def med(side: str, key: str) -> float:
@@ -412,8 +430,10 @@ async def _answer_turns(args: argparse.Namespace, count: int, answerers: int
 
     mine = rounds["this code"]
     note = (f"{count:,} waiters, {answerers} answerers, SQLite, median of {len(mine)} "
-            f"turns; load {min(d['load'] for d in mine):.1f}-"
-            f"{max(d['load'] for d in mine):.1f} on {os.cpu_count()} cores")
+            f"turns; write transactions {med('this code', 'commit_seconds'):.2f} s of the "
+            f"server CPU (against: {med('against', 'commit_seconds'):.2f} s); load "
+            f"{min(d['load'] for d in mine):.1f}-{max(d['load'] for d in mine):.1f} on "
+            f"{os.cpu_count()} cores")
     rows = [Row(NAME, "first answer sent -> all woken", med("this code", "total"), "s",
                 Goal("<=", 2), "against", med("against", "total"), note=note),
             Row(NAME, "answer burst, server CPU", med("this code", "burst_cpu"), "s", None,
@@ -457,7 +477,9 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
             note=(f"strict reading of the goal: includes writing all {count:,} answers "
                   f"({answerers} connections, {count / a['burst']:,.0f} answers/s, server "
                   f"CPU {a['burst_cpu']:.1f} s = {a['burst_cpu'] / count * 1000:.1f} ms per "
-                  f"answer; bench client CPU {a['client_cpu']:.1f} s; load average "
+                  f"answer, of which write transactions {a['commit_seconds']:.1f} s: "
+                  f"{a['commits']:,.0f} commits of {a['commit_batch']:.1f} answers on "
+                  f"average; bench client CPU {a['client_cpu']:.1f} s; load average "
                   f"{a['load']:.1f} on {os.cpu_count()} cores; {a['repolls']} long-polls "
                   f"timed out after 60 s and were made again)")),
         Row(NAME, "answer burst", a["burst"], "s", None, "3 s poll interval", ANCHOR_INTERVAL),
@@ -479,6 +501,8 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
               "peak_rss_mb": peak_rss / MB, "park_seconds": a["park_seconds"],
               "burst_seconds": a["burst"], "wake_lag_seconds": a["lag"],
               "total_seconds": a["total"], "burst_server_cpu_seconds": a["burst_cpu"],
+              "burst_commits": a["commits"], "burst_commit_seconds": a["commit_seconds"],
+              "burst_commit_batch": a["commit_batch"],
               "per_waiter_wake_ms": {"p50": percentile(per_wake, 50),
                                      "p99": percentile(per_wake, 99), "max": max(per_wake)},
               "deadline_burst": d}

@@ -152,6 +152,20 @@ class HubProcess:
             total += int(fields[11]) + int(fields[12])
         return total / ticks
 
+    def metric_sums(self) -> dict[str, float]:
+        """Each sample of the hub's ``GET /metrics`` (``TICKETHUB_METRICS=true`` in
+        ``env``) summed over its labels, by sample name (``..._sum``, ``..._count``):
+        what one process counted, so with several workers only the one that answered."""
+        from prometheus_client.parser import text_string_to_metric_families
+
+        r = httpx.get(self.url + "/metrics", timeout=30)
+        r.raise_for_status()
+        sums: dict[str, float] = {}
+        for family in text_string_to_metric_families(r.text):
+            for sample in family.samples:
+                sums[sample.name] = sums.get(sample.name, 0.0) + sample.value
+        return sums
+
     def worker_pids(self) -> list[int]:
         """The processes ``serve --workers N`` started (none with one worker)."""
         if self._workers == 1:
