@@ -48,6 +48,7 @@ from typing import Any
 
 import httpx
 
+from bench.http_floor import floor_round
 from bench.hub import HubProcess, raise_open_files_limit
 from bench.multi_process import fresh_database
 from bench.rawhttp import Connection
@@ -70,6 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="parallel answer connections in the burst [8].")
     group.add_argument("--no-deadline-burst", dest="deadline_burst", action="store_false",
                        help="skip the round where one shared deadline resolves them all.")
+    group.add_argument("--no-floor", dest="floor", action="store_false",
+                       help="skip the answer round's HTTP floor (bench/http_floor.py): the "
+                            "same round on a server that does nothing but HTTP.")
     group.add_argument("--deadline-only", action="store_true",
                        help="only the shared-deadline round, --turns times.")
     group.add_argument("--turns", type=int, default=3,
@@ -252,12 +256,14 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
     conns = [await Connection.open(hub.host, hub.port, hub.responder_token)
              for _ in range(answerers)]
     sent_at = [0.0] * count
+    body_bytes = [0]  # an answer's response: the HTTP floor's responses are as long
 
     async def answer(conn: Connection, i: int) -> None:
         sent_at[i] = time.perf_counter()
         r = await conn.request("POST", f"/api/v1/tickets/{ids[i]}/answer", {"text": "go"})
         if r.status != 200:
             raise RuntimeError(f"answer failed: {r.status} {r.body[:200]!r}")
+        body_bytes[0] = len(r.body)
 
     # For a profiler to attach first (py-spy record --pid ...), as for the deadline round.
     print(f"   answer burst next; hub pids {' '.join(str(p) for p in _processes(hub))}",
@@ -280,7 +286,8 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
             "park_seconds": park_seconds, "burst": burst_end - burst_start,
             "lag": last_woken - burst_end, "total": last_woken - min(sent_at),
             "burst_cpu": burst_cpu, "client_cpu": client_cpu, "load": load,
-            "per_wake": per_wake, "repolls": waiters.repolls, **commits}
+            "per_wake": per_wake, "repolls": waiters.repolls, "body_bytes": body_bytes[0],
+            **commits}
 
 
 def _commits(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
@@ -414,6 +421,7 @@ async def _answer_turns(args: argparse.Namespace, count: int, answerers: int
     one on this checkout's (a fresh hub each turn); medians compared."""
     sides = [("against", str(Path(args.against).resolve())), ("this code", None)]
     rounds: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in sides}
+    floors: list[dict[str, float]] = []
     for turn in range(args.turns):
         for label, src in sides:
             with _hub(args, src) as hub:
@@ -424,6 +432,11 @@ async def _answer_turns(args: argparse.Namespace, count: int, answerers: int
                   f" burst {a['burst']:.2f} s; server CPU {a['burst_cpu']:.2f} s, write "
                   f"transactions {a['commit_seconds']:.2f} s; RSS "
                   f"{a['parked_rss'] / MB:.0f} MB; load {a['load']:.1f}", flush=True)
+        if args.floor:
+            floors.append(await floor_round(count, answerers, a["body_bytes"]))
+            print(f"   turn {turn + 1} HTTP floor: first answer -> all woken "
+                  f"{floors[-1]['total']:.2f} s; server CPU {floors[-1]['cpu']:.2f} s",
+                  flush=True)
 
     def med(side: str, key: str) -> float:
         return median_of_turns([d[key] for d in rounds[side]])
@@ -439,9 +452,12 @@ async def _answer_turns(args: argparse.Namespace, count: int, answerers: int
             Row(NAME, "answer burst, server CPU", med("this code", "burst_cpu"), "s", None,
                 "against", med("against", "burst_cpu")),
             Row(NAME, f"server RSS, {count:,} parked",
-                max(d["parked_rss"] for d in mine) / MB, "MB", Goal("<=", 600))]
+                max(d["parked_rss"] for d in mine) / MB, "MB", Goal("<=", 600)),
+            *_floor_rows(med("this code", "total"), med("this code", "burst_cpu"),
+                         {key: median_of_turns([f[key] for f in floors])
+                          for key in ("total", "cpu")} if floors else None)]
     return rows, {"waiters": count, "answerers": answerers, "against": args.against,
-                  "rounds": rounds}
+                  "rounds": rounds, "http_floor": floors}
 
 
 async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
@@ -459,6 +475,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
         d = None
         if args.deadline_burst:
             d = await _deadline_burst(hub, count, _lead(a["ask_seconds"], a["park_seconds"]))
+    floor = await floor_round(count, answerers, a["body_bytes"]) if args.floor else None
 
     per_wake = a["per_wake"]
     rows = [
@@ -483,6 +500,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
                   f"{a['load']:.1f} on {os.cpu_count()} cores; {a['repolls']} long-polls "
                   f"timed out after 60 s and were made again)")),
         Row(NAME, "answer burst", a["burst"], "s", None, "3 s poll interval", ANCHOR_INTERVAL),
+        *_floor_rows(a["total"], a["burst_cpu"], floor),
         Row(NAME, "per-waiter wake p50", percentile(per_wake, 50), "ms", None,
             "3 s poll p50", ANCHOR_INTERVAL / 2 * 1000,
             note="each waiter: its answer request sent -> its response held (p99 "
@@ -505,8 +523,22 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
               "burst_commit_batch": a["commit_batch"],
               "per_waiter_wake_ms": {"p50": percentile(per_wake, 50),
                                      "p99": percentile(per_wake, 99), "max": max(per_wake)},
-              "deadline_burst": d}
+              "deadline_burst": d, "http_floor": floor}
     return rows, params
+
+
+def _floor_rows(total: float, cpu: float, floor: dict[str, float] | None) -> list[Row]:
+    """The round against its HTTP floor (``bench/http_floor.py``), if it was run: how
+    many times the floor's time and server CPU the hub's took."""
+    if floor is None:
+        return []
+    return [Row(NAME, "answer round, against its HTTP floor", total, "s", None,
+                "HTTP floor", floor["total"],
+                note="the same round on uvicorn with an app that only parks and answers "
+                     "(no token, validation, write or rendering): what HTTP alone takes "
+                     "on this machine"),
+            Row(NAME, "answer round server CPU, against its HTTP floor", cpu, "s", None,
+                "HTTP floor", floor["cpu"])]
 
 
 if __name__ == "__main__":
