@@ -27,7 +27,7 @@ from tickethub.store.bulk import InList, insert_rows
 from tickethub.store.records import message_from_row
 from tickethub.store.sql_store import SqlStore, SqlUnitOfWork
 from tickethub.store.tables import messages, ticket_labels, ticket_refs, tickets
-from tickethub.store.ticket_repository import row_to_ticket
+from tickethub.store.ticket_rows import row_to_ticket
 from tickethub.store.visibility import readable_by
 
 REPLY_KINDS = [MessageKind.COMMENT.value, MessageKind.ANSWER.value]

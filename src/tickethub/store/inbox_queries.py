@@ -18,7 +18,8 @@ from tickethub.domain.status import Status
 from tickethub.domain.tickets import Ticket
 from tickethub.store.sql_store import SqlStore
 from tickethub.store.tables import messages, ticket_labels, tickets
-from tickethub.store.ticket_repository import like_pattern, row_to_ticket
+from tickethub.store.ticket_repository import like_pattern
+from tickethub.store.ticket_rows import row_to_ticket
 from tickethub.store.visibility import readable_by
 
 

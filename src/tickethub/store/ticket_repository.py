@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import (
@@ -24,8 +23,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import NoResultFound
 
-from tickethub.domain.status import WAITING, Kind, Status
-from tickethub.domain.tickets import Answer, Overdue, Ticket, TicketDraft, TicketQuery
+from tickethub.domain.status import WAITING, Status
+from tickethub.domain.tickets import Overdue, Ticket, TicketDraft, TicketQuery
 from tickethub.store.bulk import WHERE, InList, insert_rows, reserve_ids, update_rows
 from tickethub.store.tables import (
     DEFERRED_ONLY,
@@ -33,6 +32,16 @@ from tickethub.store.tables import (
     ticket_labels,
     ticket_refs,
     tickets,
+)
+from tickethub.store.ticket_rows import (
+    ALL_COLUMNS,
+    KINDS,
+    STATUSES,
+    changed_columns,
+    common_values,
+    ref_rows,
+    row_to_ticket,
+    ticket_values,
 )
 from tickethub.store.visibility import readable_by
 
@@ -65,8 +74,6 @@ _OVERDUE = (
     .order_by(tickets.c.due_at, tickets.c.id)
     .limit(bindparam("limit"))
 )
-_KINDS = {kind.value: kind for kind in Kind}
-_STATUSES = {status.value: status for status in Status}
 _OVERDUE_SKIP_LOCKED = _OVERDUE.with_for_update(skip_locked=True)
 _EXPIRE = (
     update(tickets)
@@ -74,109 +81,6 @@ _EXPIRE = (
     .values(status=Status.EXPIRED.value, updated_at=bindparam("at"),
             version=tickets.c.version + 1)
 )
-
-
-# Where each field ``row_to_ticket`` reads sits in a ``tickets`` row: by position, ten
-# times cheaper than by name on SQLAlchemy's rows, and a row is read per ticket returned.
-_AT = {column.name: i for i, column in enumerate(tickets.c)}
-_ROW_FIELDS = itemgetter(*(_AT[name] for name in (
-    "id", "parent_id", "path", "kind", "title", "body", "status", "created_by", "assignee",
-    "labels", "due_at", "next_attention_at", "answer_text", "answer_data", "answer_by",
-    "answer_via", "answer_at", "response_schema", "proposal", "refs", "created_at",
-    "updated_at", "version")))
-
-
-def row_to_ticket(row: Any) -> Ticket:
-    """A row whose first columns are all of ``tickets``' in the table's order (what
-    ``select(tickets)`` returns, also with more columns after them) as a ``Ticket``;
-    shared by every query that reads whole tickets (``inbox_queries``, ``ap_records``)."""
-    (ticket_id, parent_id, path, kind, title, body, status, created_by, assignee, labels,
-     due_at, next_attention_at, answer_text, answer_data, answer_by, answer_via, answer_at,
-     response_schema, proposal, refs, created_at, updated_at, version) = _ROW_FIELDS(row)
-    return Ticket(
-        id=ticket_id,
-        parent_id=parent_id,
-        path=path,
-        kind=_KINDS[kind],
-        title=title,
-        body=body,
-        status=_STATUSES[status],
-        created_by=created_by,
-        assignee=assignee,
-        labels=tuple(labels or ()),
-        due_at=due_at,
-        next_attention_at=next_attention_at,
-        answer=None if answer_at is None else Answer(answer_text, answer_data, answer_by,
-                                                     answer_via, answer_at),
-        response_schema=response_schema,
-        proposal=proposal,
-        refs=dict(refs or {}),
-        created_at=created_at,
-        updated_at=updated_at,
-        version=version,
-    )
-
-
-def _ticket_values(ticket: Ticket) -> dict[str, Any]:
-    answer = ticket.answer
-    return {
-        "status": ticket.status.value,
-        "title": ticket.title,
-        "body": ticket.body,
-        "assignee": ticket.assignee,
-        "labels": list(ticket.labels),
-        "due_at": ticket.due_at,
-        "next_attention_at": ticket.next_attention_at,
-        "answer_text": answer.text if answer else None,
-        "answer_data": answer.data if answer else None,
-        "answer_by": answer.by if answer else None,
-        "answer_via": answer.via if answer else None,
-        "answer_at": answer.at if answer else None,
-        "response_schema": ticket.response_schema,
-        "proposal": ticket.proposal,
-        "refs": ticket.refs,
-        "updated_at": ticket.updated_at,
-        "version": ticket.version,
-    }
-
-
-# Which columns each changeable field of a ``Ticket`` is stored in (``_ticket_values``).
-_FIELD_COLUMNS: dict[str, tuple[str, ...]] = {
-    "status": ("status",), "title": ("title",), "body": ("body",),
-    "assignee": ("assignee",), "labels": ("labels",), "due_at": ("due_at",),
-    "next_attention_at": ("next_attention_at",),
-    "answer": ("answer_text", "answer_data", "answer_by", "answer_via", "answer_at"),
-    "response_schema": ("response_schema",), "proposal": ("proposal",), "refs": ("refs",),
-    "updated_at": ("updated_at",), "version": ("version",),
-}
-_ALL_COLUMNS = [c for columns in _FIELD_COLUMNS.values() for c in columns]
-
-
-def _changed_columns(before: Ticket, after: Ticket) -> Iterator[str]:
-    for name, columns in _FIELD_COLUMNS.items():
-        old, new = getattr(before, name), getattr(after, name)
-        if old is not new and old != new:
-            yield from columns
-
-
-def _common_values(pairs: Sequence[tuple[Ticket, Ticket]],
-                   all_values: Sequence[dict[str, Any]], columns: Sequence[str]
-                   ) -> dict[str, Any] | None:
-    """The values of ``columns`` (``version`` aside) when every ticket of ``pairs``
-    gets the same ones and its version goes up by one: then one ``UPDATE ... WHERE id
-    IN (...)`` writes them all. ``None`` when they differ (one row each)."""
-    if len(pairs) < 2:
-        return None
-    for before, ticket in pairs:
-        if ticket.version != before.version + 1:
-            return None
-    first = all_values[0]
-    common = {c: first[c] for c in columns if c != "version"}
-    for values in all_values[1:]:
-        for column, value in common.items():
-            if values[column] != value:
-                return None
-    return common
 
 
 # The compare-and-set UPDATE of ``update()``, built once per set of columns (in
@@ -218,15 +122,6 @@ def _update_all_statement(columns: tuple[str, ...]) -> InList:
                      "version": tickets.c.version + 1})
         ))
     return statement
-
-
-def _ref_rows(ticket_id: int, refs: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """One lookup row per scalar ref value (lists give one row per item)."""
-    for name, value in refs.items():
-        values = value if isinstance(value, list) else [value]
-        for item in values:
-            if isinstance(item, str | int) and not isinstance(item, bool):
-                yield {"ticket_id": ticket_id, "name": name, "value": str(item)[:500]}
 
 
 def like_pattern(text: str) -> str:
@@ -301,7 +196,7 @@ class SqlTicketRepository:
             })
             labels += [{"ticket_id": ticket_id, "label": x} for x in dict.fromkeys(draft.labels)]
             refs += {(r["name"], r["value"]): r
-                     for r in _ref_rows(ticket_id, draft.refs)}.values()
+                     for r in ref_rows(ticket_id, draft.refs)}.values()
             created.append(Ticket(
                 id=ticket_id, parent_id=draft.parent_id, path=path, kind=draft.kind,
                 title=draft.title, body=draft.body, status=Status.OPEN, created_by=created_by,
@@ -374,10 +269,10 @@ class SqlTicketRepository:
         # Only what changed (an expiry sets three columns, not seventeen with their JSON).
         columns: set[str] = {"updated_at", "version"}
         for before, ticket in pairs:
-            columns.update(_changed_columns(before, ticket))
-        ordered = [c for c in _ALL_COLUMNS if c in columns]
-        all_values = [_ticket_values(ticket) for _, ticket in pairs]
-        common = _common_values(pairs, all_values, ordered)
+            columns.update(changed_columns(before, ticket))
+        ordered = [c for c in ALL_COLUMNS if c in columns]
+        all_values = [ticket_values(ticket) for _, ticket in pairs]
+        common = common_values(pairs, all_values, ordered)
         if common is not None:  # e.g. a deadline round: the same change of every ticket
             updated = self._c.execute(*_update_all_statement(tuple(common)).bound(
                 [ticket.id for _, ticket in pairs],
@@ -435,7 +330,7 @@ class SqlTicketRepository:
             if old is None:
                 return False
             old_labels, old_refs = tuple(old.labels or ()), dict(old.refs or {})
-        values = _ticket_values(ticket)
+        values = ticket_values(ticket)
         params = {f"v_{name}": value for name, value in values.items()}
         result = self._c.execute(
             _update_statement(tuple(values)),
@@ -538,7 +433,7 @@ class SqlTicketRepository:
         were before. On PostgreSQL rows another transaction holds are skipped (another
         hub process is expiring them), so each ticket expires once."""
         stmt = _OVERDUE_SKIP_LOCKED if self._postgres else _OVERDUE
-        kinds, statuses = _KINDS, _STATUSES  # dict look-ups: cheaper than Enum calls
+        kinds, statuses = KINDS, STATUSES  # dict look-ups: cheaper than Enum calls
         found = [Overdue(id_, path, kinds[kind], statuses[status], due_at, version)
                  for id_, path, kind, status, due_at, version
                  in self._c.execute(stmt, {"now": now, "limit": limit})]
@@ -604,6 +499,6 @@ class SqlTicketRepository:
         if new == old:
             return
         self._c.execute(delete(ticket_refs).where(ticket_refs.c.ticket_id == ticket_id))
-        rows = {(r["name"], r["value"]): r for r in _ref_rows(ticket_id, new)}
+        rows = {(r["name"], r["value"]): r for r in ref_rows(ticket_id, new)}
         if rows:
             self._c.execute(insert(ticket_refs), list(rows.values()))
