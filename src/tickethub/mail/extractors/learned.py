@@ -37,8 +37,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tickethub.mail.extractors import rules
+from tickethub.mail.extractors import cues, rules
 from tickethub.mail.extractors.base import IssueView, MailContext
+from tickethub.mail.extractors.text import clean, first_hit, negated, sentences_of
 from tickethub.mail.operations import Operation
 from tickethub.mail.parse import ParsedMail
 from tickethub.mail.threads import is_reply_subject
@@ -48,13 +49,13 @@ CLASSES = ("add:question", "add:task", "answer", "complete", "status", "ignore")
 NEEDS_TARGET = frozenset({"answer", "complete", "status"})
 
 CUES: dict[str, re.Pattern[str]] = {
-    "complete": rules.COMPLETE, "same_problem": rules.SAME_PROBLEM, "reopen": rules.REOPEN,
-    "failed": rules.FAILED, "undefer": rules.UNDEFER, "defer": rules.DEFER,
-    "commit": rules.COMMIT, "cancel": rules.CANCEL, "task_ask": rules.TASK_ASK,
-    "question_cue": rules.QUESTION_CUE, "will_try": rules.WILL_TRY, "howto": rules.HOWTO,
-    "own_problem": rules.OWN_PROBLEM, "answer_cue": rules.ANSWER_CUE,
-    "new_problem": rules.NEW_PROBLEM, "not_answer": rules.NOT_ANSWER,
-    "suggest": rules.SUGGEST, "clarify": rules.CLARIFY, "announce": rules.ANNOUNCE,
+    "complete": cues.COMPLETE, "same_problem": cues.SAME_PROBLEM, "reopen": cues.REOPEN,
+    "failed": cues.FAILED, "undefer": cues.UNDEFER, "defer": cues.DEFER,
+    "commit": cues.COMMIT, "cancel": cues.CANCEL, "task_ask": cues.TASK_ASK,
+    "question_cue": cues.QUESTION_CUE, "will_try": cues.WILL_TRY, "howto": cues.HOWTO,
+    "own_problem": cues.OWN_PROBLEM, "answer_cue": cues.ANSWER_CUE,
+    "new_problem": cues.NEW_PROBLEM, "not_answer": cues.NOT_ANSWER,
+    "suggest": cues.SUGGEST, "clarify": cues.CLARIFY, "announce": cues.ANNOUNCE,
 }
 _WORD = re.compile(r"[a-z][a-z']{1,20}")
 _PATCH = re.compile(r"^(\+\+\+ |--- \S|@@ |diff -|Index: )", re.MULTILINE)
@@ -78,8 +79,8 @@ def features(mail: ParsedMail, context: MailContext, *, words: bool = True,
     """The mail's features (name → value; absent means 0). Deterministic: the same mail
     and context give the same names and values in the same order. ``words``: the words of
     the author's own text too; ``stacked``: what ``rules`` decides, as a feature."""
-    text = rules.clean(mail.own_text)
-    sentences = rules.sentences(text)
+    text = clean(mail.own_text)
+    sentences = sentences_of(text)
     target = rules.target_of(context)
     sender = (mail.from_addr or "").lower()
     if target is None:
@@ -127,8 +128,8 @@ def features(mail: ParsedMail, context: MailContext, *, words: bool = True,
     if _DONE.search(lowered):
         f[f"done_word@{role}"] = 1.0
     for name, pattern in CUES.items():
-        hit = rules.first_hit(pattern, sentences) if sentences else None
-        if hit is None or (name == "complete" and rules.negated(pattern, hit)):
+        hit = first_hit(pattern, sentences) if sentences else None
+        if hit is None or (name == "complete" and negated(pattern, hit)):
             continue
         f[f"cue:{name}"] = 1.0
         f[f"cue:{name}@{role}"] = 1.0
@@ -213,7 +214,7 @@ class LearnedExtractor:
         return choice
 
     def extract_now(self, mail: ParsedMail, context: MailContext) -> list[Operation]:
-        sentences = rules.sentences(rules.clean(mail.own_text))
+        sentences = sentences_of(clean(mail.own_text))
         if mail.is_automatic or not sentences:
             return [Operation(op="ignore")]
         choice = self.decide(mail, context)
@@ -236,12 +237,12 @@ class LearnedExtractor:
 
 
 _EVIDENCE: dict[str, tuple[re.Pattern[str], ...]] = {
-    "add:question": (rules.HOWTO, rules.QUESTION_CUE, rules.OWN_PROBLEM),
-    "add:task": (rules.TASK_ASK, rules.HOWTO, rules.QUESTION_CUE),
-    "answer": (rules.SUGGEST, rules.ANSWER_CUE),
-    "complete": (rules.COMPLETE, rules.SAME_PROBLEM),
-    "status": (rules.DEFER, rules.CANCEL, rules.COMMIT, rules.REOPEN, rules.FAILED,
-               rules.UNDEFER),
+    "add:question": (cues.HOWTO, cues.QUESTION_CUE, cues.OWN_PROBLEM),
+    "add:task": (cues.TASK_ASK, cues.HOWTO, cues.QUESTION_CUE),
+    "answer": (cues.SUGGEST, cues.ANSWER_CUE),
+    "complete": (cues.COMPLETE, cues.SAME_PROBLEM),
+    "status": (cues.DEFER, cues.CANCEL, cues.COMMIT, cues.REOPEN, cues.FAILED,
+               cues.UNDEFER),
 }
 
 
@@ -254,15 +255,15 @@ def _evidence(choice: str, sentences: list[str]) -> str:
         if asked is not None:
             return asked
     for pattern in _EVIDENCE.get(choice, ()):
-        if hit := rules.first_hit(pattern, sentences):
+        if hit := first_hit(pattern, sentences):
             return hit
     return next((s for s in sentences if len(s.split()) >= 4), sentences[0])
 
 
 def _new_status(sentences: list[str], target: IssueView) -> str:
-    if rules.first_hit(rules.CANCEL, sentences):
+    if first_hit(cues.CANCEL, sentences):
         return "cancelled"
-    if rules.first_hit(rules.DEFER, sentences) and not (
-            target.status == "deferred" and rules.first_hit(rules.UNDEFER, sentences)):
+    if first_hit(cues.DEFER, sentences) and not (
+            target.status == "deferred" and first_hit(cues.UNDEFER, sentences)):
         return "deferred"
     return "open"
