@@ -131,7 +131,11 @@ async def floor_round(count: int, answerers: int, body_bytes: int) -> dict[str, 
         return {"total": total, "cpu": cpu}
     finally:
         server.terminate()
-        server.wait(15)
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
 
 
 async def _connect(port: int, server: subprocess.Popen[bytes]) -> Connection:
