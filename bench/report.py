@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import platform
 import statistics
 import time
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+RESULTS_ENV = "TICKETHUB_BENCH_RESULTS"  # another folder for the JSON files (the smoke test)
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -118,9 +120,11 @@ def table(rows: Sequence[Row]) -> str:
 
 
 def write_json(name: str, rows: Sequence[Row], params: dict[str, object]) -> Path:
-    """Write ``bench/results/<name>.json`` and return its path."""
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"{name}.json"
+    """Write ``bench/results/<name>.json`` (or into ``$TICKETHUB_BENCH_RESULTS``) and
+    return its path."""
+    folder = Path(os.environ.get(RESULTS_ENV) or RESULTS)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
     payload = {
         "bench": name,
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -134,6 +138,4 @@ def write_json(name: str, rows: Sequence[Row], params: dict[str, object]) -> Pat
 
 
 def _cpus() -> int | None:
-    import os
-
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()

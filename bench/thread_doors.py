@@ -19,8 +19,9 @@ import argparse
 import asyncio
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,16 +47,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class _Counted:
-    """Counts the store's write transactions."""
+    """Counts the store's write transactions: ``write()`` (a thread's, or a batch's in a
+    drain thread) and ``write_now()`` (a batch's on the event loop, SQLite), each once
+    its transaction has begun (a ``write_now`` that would block begins nothing)."""
 
     def __init__(self, hub: HubRuntime) -> None:
         self.count = 0
-        self._write = hub.store.write
-        hub.store.write = self  # type: ignore[method-assign]
+        store = hub.store
+        for name in ("write", "write_now"):
+            setattr(store, name, self._counting(getattr(store, name)))
 
-    def __call__(self) -> AbstractContextManager[Any]:
-        self.count += 1
-        return self._write()
+    def _counting(self, begin: Callable[[], AbstractContextManager[Any]]
+                  ) -> Callable[[], AbstractContextManager[Any]]:
+        @contextmanager
+        def counted() -> Iterator[Any]:
+            with begin() as unit:
+                self.count += 1
+                yield unit
+        return counted
 
 
 async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
