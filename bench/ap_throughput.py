@@ -40,7 +40,7 @@ from typing import Any
 
 import httpx
 
-from bench.hub import HubProcess
+from bench.hub import HubProcess, stop_process
 from bench.rawhttp import Connection
 from bench.report import Goal, Row, percentile
 from bench.runner import main, size
@@ -111,13 +111,7 @@ class ReferenceProcess:
         raise RuntimeError("the reference server did not start in time")
 
     def __exit__(self, *exc: object) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, 10)
 
     @property
     def pids(self) -> list[int]:
@@ -276,8 +270,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
             remote = Server(hub.url, hub.host, hub.port, [hub.pid, worker.pid])
             h_remote = await remote.steps(concurrency, seconds)
         finally:
-            worker.terminate()
-            worker.wait(10)
+            stop_process(worker, 10)
     if stored != acked:
         raise RuntimeError(f"{acked} task creates acknowledged but {stored} tasks stored")
 

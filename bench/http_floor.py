@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.hub import stop_process
 from bench.rawhttp import Connection
 from tickethub.sdk.testing import free_port
 
@@ -130,12 +131,7 @@ async def floor_round(count: int, answerers: int, body_bytes: int) -> dict[str, 
         await asyncio.gather(*(c.close() for c in [*conns, *waiters, probe]))
         return {"total": total, "cpu": cpu}
     finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_process(server)
 
 
 async def _connect(port: int, server: subprocess.Popen[bytes]) -> Connection:

@@ -30,6 +30,20 @@ def raise_open_files_limit(wanted: int) -> int:
 
 
 
+def stop_process(process: subprocess.Popen[bytes] | subprocess.Popen[str] | None,
+                 grace: float = 15.0) -> None:
+    """Stop a server the bench started: SIGTERM, then SIGKILL if it is still running after
+    ``grace`` seconds (one that ignores SIGTERM must not hang the bench), and reap it."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def child_pids(parent: int) -> set[int]:
     """The live processes whose parent is ``parent`` (read from ``/proc``; Linux)."""
     found = set()
@@ -86,13 +100,7 @@ class HubProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         shutil.rmtree(self._dir, ignore_errors=True)
 
     @property

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from bench.hub import HubProcess
+from bench.hub import HubProcess, stop_process
 from bench.rawhttp import Connection
 from bench.report import Goal, Row, percentile
 from bench.runner import main, size
@@ -60,8 +60,7 @@ def _upstream() -> Iterator[str]:
             raise RuntimeError("the upstream did not start")
         yield url
     finally:
-        proc.terminate()
-        proc.wait(10)
+        stop_process(proc, 10)
 
 
 async def _round_trips(direct: Connection, hub: Connection, n: int
