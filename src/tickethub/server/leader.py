@@ -19,7 +19,6 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-import psycopg
 from sqlalchemy.engine import URL
 
 from tickethub.store import advisory_locks
@@ -62,6 +61,8 @@ class Leadership:
     async def _term(self) -> None:
         """Wait for the lock on one connection, then lead until that connection fails."""
         assert self._conninfo is not None
+        import psycopg  # PostgreSQL only: a plain install (SQLite) does not have it
+
         async with await psycopg.AsyncConnection.connect(
                 self._conninfo, autocommit=True) as connection:
             while True:
