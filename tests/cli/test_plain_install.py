@@ -16,9 +16,12 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.conftest import LIVE_TIMEOUT
+from tickethub.errors import ValidationFailed
 from tickethub.sdk.testing import free_port
+from tickethub.store.engine import make_engine
 
 # Top-level modules of the packages only the extras install (pyproject.toml:
 # ``postgres`` and ``dev``); none of the hub's own dependencies needs them.
@@ -87,3 +90,27 @@ def test_serve_starts_and_answers_without_the_extras(tmp_path: Path) -> None:
         _, log = process.communicate(timeout=60)
     assert process.returncode == -signal.SIGTERM, log  # a clean stop, as test_serve.py's
     assert "ModuleNotFoundError" not in log
+
+
+def test_a_postgresql_url_without_its_driver_is_one_clear_line(tmp_path: Path) -> None:
+    """A plain install pointed at PostgreSQL: exit 6 (invalid) and one line saying what
+    to install, not a traceback from SQLAlchemy's driver import."""
+    code = ("from tickethub.cli.main import main\n"
+            "sys.argv = ['tickethub', 'serve']\nmain()\n")
+    process = _python(code, cwd=tmp_path, env={
+        "TICKETHUB_DATABASE_URL": "postgresql+psycopg://hub:x@127.0.0.1:1/hub",
+        "TICKETHUB_DATA_DIR": str(tmp_path)})
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 6, out + err
+    [line] = [x for x in err.splitlines() if x.strip()]
+    assert line.startswith("error: the database URL needs the driver 'psycopg'")
+    assert "pip install 'tickethub[postgres]'" in line
+    assert line.endswith("(validation_failed, field database_url)")
+
+
+def test_make_engine_names_the_missing_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(ValidationFailed) as raised:
+        make_engine("postgresql+psycopg://hub:x@127.0.0.1:1/hub")
+    assert raised.value.field == "database_url"
+    assert "'psycopg'" in raised.value.detail

@@ -17,21 +17,29 @@ from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.exc import OperationalError
 
 from tickethub import json_codec
-from tickethub.errors import DatabaseUnavailable
+from tickethub.errors import DatabaseUnavailable, ValidationFailed
 
 WRITE_OPTION = "tickethub_write"
 BUSY_TIMEOUT_MS = 30000  # SQLite: how long a connection waits for a lock held elsewhere
 
 
 def make_engine(url: str, *, echo: bool = False) -> Engine:
-    """An engine for ``url``; for SQLite files the parent folder is created."""
+    """An engine for ``url``; for SQLite files the parent folder is created. A URL whose
+    driver is not installed (PostgreSQL on a plain install) raises
+    :class:`~tickethub.errors.ValidationFailed` naming ``database_url``."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         engine = _sqlite_engine(url, parsed.database, echo)
     else:
-        engine = create_engine(url, echo=echo, pool_size=10, max_overflow=40,
-                               pool_pre_ping=True, json_serializer=json_codec.dumps,
-                               json_deserializer=json_codec.loads)
+        try:
+            engine = create_engine(url, echo=echo, pool_size=10, max_overflow=40,
+                                   pool_pre_ping=True, json_serializer=json_codec.dumps,
+                                   json_deserializer=json_codec.loads)
+        except ModuleNotFoundError as exc:  # the driver: a plain install has SQLite's only
+            raise ValidationFailed(
+                f"the database URL needs the driver {exc.name!r}, which is not installed; "
+                "for PostgreSQL: pip install 'tickethub[postgres]'",
+                field="database_url") from exc
     event.listen(engine, "handle_error", _unavailable)
     return engine
 
