@@ -23,7 +23,8 @@ class Settings(BaseSettings):
     data_dir: Path = Field(Path("data"), description="Where the SQLite database, artifacts "
                            "and other files live.")
     database_url: str | None = Field(None, description="SQLAlchemy URL; default SQLite in "
-                                     "data_dir. PostgreSQL: postgresql+psycopg://u:p@host/db")
+                                     "data_dir. PostgreSQL: postgresql+psycopg://u:p@host/db "
+                                     "(needs `pip install 'tickethub[postgres]'`)")
     host: str = Field("127.0.0.1", description="Address the server listens on.")
     port: int = Field(8080, ge=0, le=65535, description="Port the server listens on.")
     workers: int = Field(1, ge=1, le=256, description="Hub processes serving the port "
