@@ -65,6 +65,12 @@ class HubProcess:
     def pid(self) -> int | None:
         return self._process.pid if self._process else None
 
+    @property
+    def returncode(self) -> int | None:
+        """The hub's exit status once it has ended (``-15``: stopped by SIGTERM), else
+        None."""
+        return self._process.poll() if self._process else None
+
     def start(self, timeout: float = 60.0) -> HubProcess:
         """Start the hub and return once ``/healthz`` answers."""
         if self._process is not None and self._process.poll() is None:
