@@ -151,8 +151,15 @@ async def test_a_lost_response_does_not_duplicate_the_issue_or_comment(
     github.gateway.github.config.auto_retry.attempts = 0  # type: ignore[union-attr]
     ticket_id = ask(runtime, "exactly once", labels=("github",))
     runtime.tickets.post_message(AGENT, ticket_id, "one comment only", "api")
-    await eventually(lambda: settled(runtime) and github.sync.link(ticket_id)
-                     and github.sync.link(ticket_id).status_comment_id, timeout=10)
+
+    def mirrored() -> bool:
+        # No pending delivery is not enough: the message's delivery may be in flight
+        # (claimed, not pending) when the status comment is already there.
+        link = github.sync.link(ticket_id)
+        return bool(settled(runtime) and link and link.status_comment_id and any(
+            "one comment only" in c["body"] for c in fake.issue_comments(REPO, link.number)))
+
+    await eventually(mirrored, timeout=10)
     number = github.sync.link(ticket_id).number
     assert len([i for i in fake.issues.values() if i["title"] == "exactly once"]) == 1
     comments = fake.issue_comments(REPO, number)
