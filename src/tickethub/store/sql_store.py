@@ -11,6 +11,7 @@ from sqlalchemy import Connection, Engine
 
 from tickethub.errors import DatabaseUnavailable, WouldBlock
 from tickethub.store.engine import WRITE_OPTION
+from tickethub.store.known_tickets import KNOWN_TICKETS, KnownTickets
 from tickethub.store.records import (
     SqlActorRepository,
     SqlDeliveryRepository,
@@ -106,9 +107,16 @@ class SqlStore:
                 transaction = connection.begin()
             except DatabaseUnavailable as exc:  # SQLITE_BUSY: another process writes
                 raise WouldBlock("the database is locked by another connection") from exc
+            known: KnownTickets = connection.info[KNOWN_TICKETS]
             try:
                 with transaction:
+                    known.begin(connection.connection.driver_connection)
                     yield SqlUnitOfWork(connection)
+            except BaseException:
+                known.rolled_back()
+                raise
+            else:
+                known.committed()
             finally:
                 if connection.invalidated:  # the driver connection broke: a new one next
                     self._close_inline()
@@ -124,6 +132,8 @@ class SqlStore:
             # transaction, under the usual busy timeout.
             connection.connection.driver_connection.execute(  # type: ignore[union-attr]
                 "PRAGMA busy_timeout=0")
+            # What it writes and reads under the write lock, kept (known_tickets.py).
+            connection.info[KNOWN_TICKETS] = KnownTickets()
             self._inline = connection
         return connection
 

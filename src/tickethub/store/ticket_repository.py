@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -26,6 +26,7 @@ from sqlalchemy.exc import NoResultFound
 from tickethub.domain.status import WAITING, Status
 from tickethub.domain.tickets import Overdue, Ticket, TicketDraft, TicketQuery
 from tickethub.store.bulk import WHERE, InList, insert_rows, reserve_ids, update_rows
+from tickethub.store.known_tickets import KNOWN_TICKETS, KnownTickets
 from tickethub.store.tables import (
     DEFERRED_ONLY,
     messages,
@@ -140,6 +141,11 @@ class SqlTicketRepository:
         # Tickets read for update in bulk (get_many, overdue, defer_elapsed), as last
         # read or written: update_many writes only the columns that differ from these.
         self._before: dict[int, Ticket] = {}
+        # On the event loop's SQLite write connection: the tickets it knows as stored,
+        # read from there instead of the database (``store/known_tickets.py``).
+        known: KnownTickets | None = (None if self._postgres
+                                      else connection.info.get(KNOWN_TICKETS))
+        self._known = known if known is not None and known.active else None
 
     def add(self, draft: TicketDraft, created_by: str, at: datetime,
             idempotency_key: str | None = None, request_hash: str | None = None) -> Ticket:
@@ -207,6 +213,11 @@ class SqlTicketRepository:
         insert_rows(self._c, tickets, rows)
         insert_rows(self._c, ticket_labels, labels)
         insert_rows(self._c, ticket_refs, refs)
+        if self._known is not None:
+            for ticket in created:
+                # A deadline given in another zone is read back in UTC: not the same.
+                if ticket.due_at is None or ticket.due_at.tzinfo is UTC:
+                    self._known.saw(ticket)
         return created
 
     def _parents(self, ids: set[int]) -> dict[int, tuple[str, int]]:
@@ -242,12 +253,26 @@ class SqlTicketRepository:
         if not ticket_ids:
             return {}
         wanted = sorted(set(ticket_ids))
-        statements = _GET_MANY_LOCKED if for_update and self._postgres else _GET_MANY
-        found = {}
-        for row in self._c.execute(*statements.bound(wanted)):
-            ticket = row_to_ticket(row)
-            found[ticket.id] = ticket
-            if for_update:
+        found: dict[int, Ticket] = {}
+        known = self._known if for_update else None
+        if known is not None:
+            missing = []
+            for ticket_id in wanted:
+                ticket = known.get(ticket_id)
+                if ticket is None:
+                    missing.append(ticket_id)
+                else:
+                    found[ticket_id] = ticket
+            wanted = missing
+        if wanted:
+            statements = _GET_MANY_LOCKED if for_update and self._postgres else _GET_MANY
+            for row in self._c.execute(*statements.bound(wanted)):
+                ticket = row_to_ticket(row)
+                found[ticket.id] = ticket
+                if known is not None:
+                    known.saw(ticket)
+        if for_update:
+            for ticket in found.values():
                 self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))
                 self._before[ticket.id] = ticket
         return found
@@ -290,6 +315,8 @@ class SqlTicketRepository:
             self._write_refs(ticket.id, ticket.refs, before.refs)
             self._locked[ticket.id] = (ticket.version, ticket.labels, dict(ticket.refs))
             self._before[ticket.id] = ticket
+            if self._known is not None:
+                self._known.saw(ticket)
 
     def find_idempotent(self, created_by: str, key: str) -> tuple[Ticket, str | None] | None:
         row = self._c.execute(
@@ -336,6 +363,8 @@ class SqlTicketRepository:
             _update_statement(tuple(values)),
             {**params, "w_id": ticket.id, "w_version": expected_version},
         )
+        if self._known is not None:  # (not recorded: written from a state read apart)
+            self._known.forget(ticket.id)
         if result.rowcount != 1:
             return False
         self._write_labels(ticket.id, ticket.labels, old_labels)
@@ -445,6 +474,8 @@ class SqlTicketRepository:
         for overdue in found:  # what this transaction knew of them is out of date
             self._locked.pop(overdue.id, None)
             self._before.pop(overdue.id, None)
+            if self._known is not None:
+                self._known.forget(overdue.id)
         return found
 
     def defer_elapsed(self, now: datetime, limit: int, *, for_update: bool = False
