@@ -14,8 +14,10 @@ from tickethub.store.known_tickets import KnownTickets
 _AT = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
 
 
-def _ticket(ticket_id: int, version: int = 1) -> Ticket:
-    return Ticket(ticket_id, Kind.QUESTION, "t", "", Status.OPEN, "bot", _AT, _AT, version)
+def _ticket(ticket_id: int, version: int = 1, body: str = "", proposal: Any = None
+            ) -> Ticket:
+    return Ticket(ticket_id, Kind.QUESTION, "t", body, Status.OPEN, "bot", _AT, _AT, version,
+                  proposal=proposal)
 
 
 class _Driver:
@@ -60,3 +62,18 @@ def test_known_tickets_keep_what_committed_and_drop_the_rest() -> None:
     driver.version = 2  # another connection committed
     known.begin(driver)
     assert known.get(5) is None and len(known) == 0
+
+
+def test_known_tickets_weigh_what_they_keep() -> None:
+    """A few large tickets push the older ones out; one whose JSON values hold too many
+    items to weigh cheaply is not kept at all (it is read when needed)."""
+    known, driver = KnownTickets(limit=100, limit_bytes=50_000), _Driver()
+    known.begin(driver)
+    for ticket_id in range(1, 6):
+        known.saw(_ticket(ticket_id, body="x" * 20_000))
+    known.saw(_ticket(6, proposal={"items": list(range(1000))}))
+    known.saw(_ticket(7, proposal={"items": list(range(10))}))
+    known.committed()
+    known.begin(driver)
+    assert [known.get(i) is not None for i in range(1, 8)] == [
+        False, False, False, True, True, False, True]

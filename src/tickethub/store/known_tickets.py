@@ -17,6 +17,10 @@ else can have changed them:
   transaction, after ``BEGIN IMMEDIATE`` took the write lock, so no other commit can
   slip in between the check and the writes that rely on it.
 
+Memory is bounded: the 10,000 tickets seen last, 16 MB in all at most (weighed roughly:
+their text and JSON values); a ticket whose JSON values hold hundreds of items is not
+kept (weighing it would cost about what reading it does).
+
 SQLite only: a connection of its own (``SqlStore.write_now``) and the data version make
 it exact. On PostgreSQL rows are read with ``FOR UPDATE`` as before.
 """
@@ -29,13 +33,20 @@ from typing import Any
 from tickethub.domain.tickets import Ticket
 
 KNOWN_TICKETS = "tickethub.known_tickets"  # its key in the connection's ``info``
-LIMIT = 10_000  # tickets kept, the most recently seen
+LIMIT = 10_000  # tickets kept, the most recently seen...
+LIMIT_BYTES = 16 * 1024 * 1024  # ...as long as they weigh no more than this in all
+# A ticket is kept only if its JSON values (schema, proposal, answer data, refs) hold at
+# most this many items: weighing one must cost little next to reading it.
+_JSON_ITEMS = 256
+_BASE_WEIGHT = 1024  # a ticket's object and its fixed fields, roughly
 
 
 class KnownTickets:
-    def __init__(self, limit: int = LIMIT) -> None:
-        self._states: OrderedDict[int, Ticket] = OrderedDict()
+    def __init__(self, limit: int = LIMIT, limit_bytes: int = LIMIT_BYTES) -> None:
+        self._states: OrderedDict[int, tuple[Ticket, int]] = OrderedDict()  # and weight
         self._limit = limit
+        self._limit_bytes = limit_bytes
+        self._bytes = 0
         self._data_version: int | None = None
         self._pending: dict[int, Ticket | None] = {}
         self.active = False  # inside a transaction that ``begin`` checked
@@ -48,14 +59,15 @@ class KnownTickets:
         everything if another connection committed since the last one."""
         version = driver_connection.execute("PRAGMA data_version").fetchone()[0]
         if version != self._data_version:
-            self._states.clear()
+            self._clear()
             self._data_version = version
         self._pending = {}
         self.active = True
 
     def get(self, ticket_id: int) -> Ticket | None:
         """The ticket as stored now, if known (inside a checked transaction only)."""
-        return self._states.get(ticket_id) if self.active else None
+        known = self._states.get(ticket_id) if self.active else None
+        return None if known is None else known[0]
 
     def saw(self, ticket: Ticket) -> None:
         """``ticket`` is its stored state once this transaction commits."""
@@ -68,19 +80,65 @@ class KnownTickets:
     def committed(self) -> None:
         states = self._states
         for ticket_id, ticket in self._pending.items():
-            if ticket is None:
-                states.pop(ticket_id, None)
-            else:
-                states[ticket_id] = ticket
-                states.move_to_end(ticket_id)
-        while len(states) > self._limit:
-            states.popitem(last=False)
+            dropped = states.pop(ticket_id, None)
+            if dropped is not None:
+                self._bytes -= dropped[1]
+            weight = None if ticket is None else _weight(ticket)
+            if ticket is not None and weight is not None:
+                states[ticket_id] = (ticket, weight)
+                self._bytes += weight
+        while len(states) > self._limit or self._bytes > self._limit_bytes:
+            self._bytes -= states.popitem(last=False)[1][1]
         self._pending = {}
         self.active = False
 
     def rolled_back(self) -> None:
         """Nothing of the transaction is stored; what it relied on may be wrong (a row
         that did not match): start again from the database."""
-        self._states.clear()
+        self._clear()
         self._pending = {}
         self.active = False
+
+    def _clear(self) -> None:
+        self._states.clear()
+        self._bytes = 0
+
+
+def _weight(ticket: Ticket) -> int | None:
+    """Roughly the bytes ``ticket`` holds; None for one not worth keeping (JSON values
+    too large to weigh cheaply: it is read from the database when needed)."""
+    answer = ticket.answer
+    weight = _BASE_WEIGHT + len(ticket.title) + len(ticket.body)
+    budget = [_JSON_ITEMS]
+    for value in (ticket.response_schema, ticket.proposal, ticket.refs,
+                  None if answer is None else answer.data):
+        if value is not None:
+            weighed = _json_weight(value, budget)
+            if weighed is None:
+                return None
+            weight += weighed
+    if answer is not None and answer.text:
+        weight += len(answer.text)
+    return weight
+
+
+def _json_weight(value: Any, budget: list[int]) -> int | None:
+    """Bytes of a JSON value, roughly, walking at most ``budget[0]`` items in all."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return None
+    if isinstance(value, str):
+        return 50 + len(value)
+    if isinstance(value, dict):
+        items = [*value.keys(), *value.values()]
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        return 32  # a number, a boolean, null
+    total = 64
+    for item in items:
+        weighed = _json_weight(item, budget)
+        if weighed is None:
+            return None
+        total += weighed
+    return total
