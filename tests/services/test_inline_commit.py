@@ -225,10 +225,10 @@ def ticket_reads(hub: HubRuntime) -> list[str]:
     return reads
 
 
-def _ask_now(hub: HubRuntime, title: str, **draft: Any) -> Ticket:
+def _ask_now(hub: HubRuntime, title: str, kind: Kind = Kind.QUESTION, **draft: Any
+             ) -> Ticket:
     """Asked on the event loop's connection, as the hub's doors do."""
-    item = hub.tickets._ask_item(AGENT, TicketDraft(Kind.QUESTION, title, **draft), None,
-                                 False)
+    item = hub.tickets._ask_item(AGENT, TicketDraft(kind, title, **draft), None, False)
     [asked] = hub.tickets._writer.write_now([item])
     assert isinstance(asked, Asked)
     return asked.ticket
@@ -317,3 +317,26 @@ def test_write_now_still_refuses_when_the_lock_is_held_elsewhere(hub: HubRuntime
         other.execute("ROLLBACK")
         other.close()
     assert isinstance(_answer_now(hub, ticket.id, "yes"), Ticket)
+
+
+def test_what_a_caller_changes_in_its_own_values_changes_nothing_kept(
+        hub: HubRuntime) -> None:
+    """An asker that goes on changing the dict it proposed (a personal agent reuses its
+    tool's arguments) changes neither what is stored nor what the next write starts
+    from, nor does a waiter that changes the state it was handed."""
+    arguments = {"add": ["done"]}
+    ticket = _ask_now(hub, "approve me", Kind.APPROVAL,
+                      proposal={"tool": "label", "arguments": arguments})
+    arguments.clear()  # the asker's own dict, after the ask
+    item = hub.tickets._approve_item(ALICE, ticket.id, None, None, "web", None)
+    [approved] = hub.tickets._writer.write_now([item])
+    assert isinstance(approved, Ticket) and approved.status is Status.APPROVED
+    expected = {"tool": "label", "arguments": {"add": ["done"]}}
+    assert approved.proposal == expected
+    assert approved.answer is not None and approved.answer.data == expected
+    approved.answer.data["arguments"].clear()  # a waiter changing what it was handed
+    commented = _answer_now(hub, ticket.id, "too late")  # refused: from a clean state
+    assert isinstance(commented, IllegalTransition)
+    stored = hub.tickets.get(ticket.id, ALICE)
+    assert stored.proposal == expected
+    assert stored.answer is not None and stored.answer.data == expected

@@ -28,6 +28,7 @@ it exact. On PostgreSQL rows are read with ``FOR UPDATE`` as before.
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 
 from tickethub.domain.tickets import Ticket
@@ -83,10 +84,10 @@ class KnownTickets:
             dropped = states.pop(ticket_id, None)
             if dropped is not None:
                 self._bytes -= dropped[1]
-            weight = None if ticket is None else _weight(ticket)
-            if ticket is not None and weight is not None:
-                states[ticket_id] = (ticket, weight)
-                self._bytes += weight
+            kept = None if ticket is None else _detached(ticket)
+            if kept is not None:
+                states[ticket_id] = kept
+                self._bytes += kept[1]
         while len(states) > self._limit or self._bytes > self._limit_bytes:
             self._bytes -= states.popitem(last=False)[1][1]
         self._pending = {}
@@ -104,41 +105,65 @@ class KnownTickets:
         self._bytes = 0
 
 
-def _weight(ticket: Ticket) -> int | None:
-    """Roughly the bytes ``ticket`` holds; None for one not worth keeping (JSON values
-    too large to weigh cheaply: it is read from the database when needed)."""
+def _detached(ticket: Ticket) -> tuple[Ticket, int] | None:
+    """``ticket`` with copies of its JSON values, and roughly the bytes it holds; None
+    for one not worth keeping (JSON values too large to copy cheaply: it is read from
+    the database when needed).
+
+    Copies, because those values came from callers (an ask's proposal is the asker's
+    own dict) and go back to them (an answer's new state shares its ``refs`` with the
+    state before): one that changes a dict it holds must not change what is kept here,
+    as it never changed what the database holds. (An empty ``refs`` is not copied: a
+    ``Ticket`` is frozen, and nothing changes one's values in place.)"""
     answer = ticket.answer
     weight = _BASE_WEIGHT + len(ticket.title) + len(ticket.body)
+    if answer is not None:
+        weight += len(answer.text or "")
+    if (ticket.response_schema is None and ticket.proposal is None and not ticket.refs
+            and (answer is None or answer.data is None)):
+        return ticket, weight  # nothing to copy (most tickets: a question, a text answer)
     budget = [_JSON_ITEMS]
+    copies = []
     for value in (ticket.response_schema, ticket.proposal, ticket.refs,
                   None if answer is None else answer.data):
-        if value is not None:
-            weighed = _json_weight(value, budget)
-            if weighed is None:
-                return None
-            weight += weighed
-    if answer is not None and answer.text:
-        weight += len(answer.text)
-    return weight
+        copied = _json_copy(value, budget)
+        if copied is None:
+            return None
+        copies.append(copied[0])
+        weight += copied[1]
+    schema, proposal, refs, data = copies
+    if answer is not None:
+        answer = replace(answer, data=data)
+    return replace(ticket, response_schema=schema, proposal=proposal, refs=refs,
+                   answer=answer), weight
 
 
-def _json_weight(value: Any, budget: list[int]) -> int | None:
-    """Bytes of a JSON value, roughly, walking at most ``budget[0]`` items in all."""
+def _json_copy(value: Any, budget: list[int]) -> tuple[Any, int] | None:
+    """A copy of a JSON value and roughly its bytes, walking at most ``budget[0]``
+    items in all (None past them)."""
     budget[0] -= 1
     if budget[0] < 0:
         return None
     if isinstance(value, str):
-        return 50 + len(value)
+        return value, 50 + len(value)
     if isinstance(value, dict):
-        items = [*value.keys(), *value.values()]
-    elif isinstance(value, list | tuple):
-        items = list(value)
-    else:
-        return 32  # a number, a boolean, null
-    total = 64
-    for item in items:
-        weighed = _json_weight(item, budget)
-        if weighed is None:
-            return None
-        total += weighed
-    return total
+        copy: dict[Any, Any] = {}
+        weight = 64
+        for key, item in value.items():
+            copied = _json_copy(item, budget)
+            if copied is None:
+                return None
+            copy[key] = copied[0]
+            weight += 50 + len(str(key)) + copied[1]
+        return copy, weight
+    if isinstance(value, list | tuple):
+        items = []
+        weight = 64
+        for item in value:
+            copied = _json_copy(item, budget)
+            if copied is None:
+                return None
+            items.append(copied[0])
+            weight += copied[1]
+        return (items if isinstance(value, list) else tuple(items)), weight
+    return value, 32  # a number, a boolean, null
