@@ -43,6 +43,10 @@ _BASE_WEIGHT = 1024  # a ticket's object and its fixed fields, roughly
 
 
 class KnownTickets:
+    """What one connection knows, kept in its ``info`` under ``KNOWN_TICKETS``: used
+    between ``begin`` and ``committed`` (or ``rolled_back``) of each of its write
+    transactions, on one thread at a time (the connection's)."""
+
     def __init__(self, limit: int = LIMIT, limit_bytes: int = LIMIT_BYTES) -> None:
         self._states: OrderedDict[int, tuple[Ticket, int]] = OrderedDict()  # and weight
         self._limit = limit
