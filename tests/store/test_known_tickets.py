@@ -77,3 +77,17 @@ def test_known_tickets_weigh_what_they_keep() -> None:
     known.begin(driver)
     assert [known.get(i) is not None for i in range(1, 8)] == [
         False, False, False, True, True, False, True]
+
+
+def test_known_tickets_keep_json_values_as_the_database_gives_them_back() -> None:
+    """A copy, and a tuple a Python caller proposed comes back as the list a read gives."""
+    proposal = {"tool": "label", "arguments": {"add": ("done",)}}
+    known, driver = KnownTickets(), _Driver()
+    known.begin(driver)
+    known.saw(_ticket(1, proposal=proposal))
+    known.committed()
+    proposal["arguments"] = {}
+    known.begin(driver)
+    kept = known.get(1)
+    assert kept is not None
+    assert kept.proposal == {"tool": "label", "arguments": {"add": ["done"]}}

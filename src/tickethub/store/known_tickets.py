@@ -143,8 +143,8 @@ def _detached(ticket: Ticket) -> tuple[Ticket, int] | None:
 
 
 def _json_copy(value: Any, budget: list[int]) -> tuple[Any, int] | None:
-    """A copy of a JSON value and roughly its bytes, walking at most ``budget[0]``
-    items in all (None past them)."""
+    """A copy of a JSON value as the database gives it back, and roughly its bytes,
+    walking at most ``budget[0]`` items in all (None past them)."""
     budget[0] -= 1
     if budget[0] < 0:
         return None
@@ -169,5 +169,5 @@ def _json_copy(value: Any, budget: list[int]) -> tuple[Any, int] | None:
                 return None
             items.append(copied[0])
             weight += copied[1]
-        return (items if isinstance(value, list) else tuple(items)), weight
+        return items, weight  # a tuple too: stored as JSON, it is read back as a list
     return value, 32  # a number, a boolean, null
