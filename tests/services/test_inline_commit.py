@@ -214,14 +214,12 @@ def test_closing_the_store_closes_the_connection_write_now_keeps(hub: HubRuntime
 def ticket_reads(hub: HubRuntime) -> list[str]:
     """The statements that read whole tickets, as they run."""
     reads: list[str] = []
-    store = hub.tickets._store
-    assert isinstance(store, SqlStore)
 
     def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         if statement.lstrip().upper().startswith("SELECT") and "tickets.title" in statement:
             reads.append(statement)
 
-    event.listen(store.engine, "before_cursor_execute", seen)
+    event.listen(_store(hub).engine, "before_cursor_execute", seen)
     return reads
 
 
@@ -285,9 +283,7 @@ def test_a_write_on_a_worker_thread_is_read_back(hub: HubRuntime) -> None:
 def test_a_rolled_back_transaction_forgets_everything(hub: HubRuntime,
                                                       ticket_reads: list[str]) -> None:
     ticket = _ask_now(hub, "known")
-    store = hub.tickets._store
-    assert isinstance(store, SqlStore)
-    with pytest.raises(RuntimeError, match="boom"), store.write_now():
+    with pytest.raises(RuntimeError, match="boom"), _store(hub).write_now():
         raise RuntimeError("boom")
     ticket_reads.clear()
     assert isinstance(_answer_now(hub, ticket.id, "yes"), Ticket)
