@@ -4,7 +4,8 @@ connection, is tested with ``write_now`` (``tests/services/test_inline_commit.py
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from tickethub.domain.status import Kind, Status
@@ -91,3 +92,17 @@ def test_known_tickets_keep_json_values_as_the_database_gives_them_back() -> Non
     kept = known.get(1)
     assert kept is not None
     assert kept.proposal == {"tool": "label", "arguments": {"add": ["done"]}}
+
+
+def test_known_tickets_keep_no_time_in_another_zone() -> None:
+    """The database gives times back in UTC: a state with a deadline (or a deferral)
+    given at +02:00, as a change may write it, is not what a read gives, so not kept."""
+    elsewhere = _AT.astimezone(timezone(timedelta(hours=2)))
+    known, driver = KnownTickets(), _Driver()
+    known.begin(driver)
+    known.saw(replace(_ticket(1), due_at=elsewhere))
+    known.saw(replace(_ticket(2), next_attention_at=elsewhere))
+    known.saw(replace(_ticket(3), due_at=_AT))
+    known.committed()
+    known.begin(driver)
+    assert [known.get(i) is not None for i in (1, 2, 3)] == [False, False, True]

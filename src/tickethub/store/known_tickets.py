@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import replace
+from datetime import UTC
 from typing import Any
 
 from tickethub.domain.tickets import Ticket
@@ -111,8 +112,8 @@ class KnownTickets:
 
 def _detached(ticket: Ticket) -> tuple[Ticket, int] | None:
     """``ticket`` with copies of its JSON values, and roughly the bytes it holds; None
-    for one not worth keeping (JSON values too large to copy cheaply: it is read from
-    the database when needed).
+    for one not kept (a time in another zone than UTC, or JSON values too large to copy
+    cheaply: it is read from the database when needed).
 
     Copies, because those values came from callers (an ask's proposal is the asker's
     own dict) and go back to them (an answer's new state shares its ``refs`` with the
@@ -120,6 +121,12 @@ def _detached(ticket: Ticket) -> tuple[Ticket, int] | None:
     as it never changed what the database holds. (An empty ``refs`` is not copied: a
     ``Ticket`` is frozen, and nothing changes one's values in place.)"""
     answer = ticket.answer
+    # A time given in another zone (a deadline, a deferral) is read back in UTC: a
+    # ticket holding one is not what a read gives, so it is not kept.
+    for at in (ticket.due_at, ticket.next_attention_at, ticket.created_at,
+               ticket.updated_at, None if answer is None else answer.at):
+        if at is not None and at.tzinfo is not UTC:
+            return None
     weight = _BASE_WEIGHT + len(ticket.title) + len(ticket.body)
     if answer is not None:
         weight += len(answer.text or "")

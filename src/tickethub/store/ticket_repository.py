@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -215,9 +215,7 @@ class SqlTicketRepository:
         insert_rows(self._c, ticket_refs, refs)
         if self._known is not None:
             for ticket in created:
-                # A deadline given in another zone is read back in UTC: not the same.
-                if ticket.due_at is None or ticket.due_at.tzinfo is UTC:
-                    self._known.saw(ticket)
+                self._known.saw(ticket)
         return created
 
     def _parents(self, ids: set[int]) -> dict[int, tuple[str, int]]:
