@@ -14,6 +14,9 @@ accepted answer to the last waiter woken; and the total from the first answer se
 the last waiter woken (the goal), bounded by how fast the hub durably writes answers and
 answers their waiters: the server's CPU per answer (in the note), and how much of it the
 write transactions took (the group commits' seconds, read from the hub's ``/metrics``).
+Asking and parking them is reported too: the server's CPU for it and how long Python's
+garbage collector stopped the hub meanwhile (``tickethub_gc_pause_seconds``; the heap
+grows by every parked waiter, so its full passes grow with it: ``ops/collector.py``).
 
 A second round (skip with ``--no-deadline-burst``) lets the hub resolve them all at
 once itself: a fresh set of tickets shares one ``due_at``, their waiters park, and the
@@ -242,12 +245,15 @@ class Waiters:
 
 
 async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str, Any]:
+    gc_before, cpu_before = _gc_pauses(hub), hub.cpu_seconds()
     asked_at = time.perf_counter()
     ids = await _ask_all(hub, count)
     ask_seconds = time.perf_counter() - asked_at
     asked_rss = _rss(hub)
     waiters = Waiters(hub, ids)
     park_seconds = await waiters.park()
+    park_cpu = hub.cpu_seconds() - cpu_before
+    gc_park = _gc_grew(gc_before, _gc_pauses(hub))
     await asyncio.sleep(1)  # let the allocator settle before reading memory
     parked_rss = _rss(hub)
     if waiters.returned:
@@ -287,7 +293,39 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
             "lag": last_woken - burst_end, "total": last_woken - min(sent_at),
             "burst_cpu": burst_cpu, "client_cpu": client_cpu, "load": load,
             "per_wake": per_wake, "repolls": waiters.repolls, "body_bytes": body_bytes[0],
-            **commits}
+            "park_cpu": park_cpu, **gc_park, **commits}
+
+
+GC_SERIES = "tickethub_gc_pause_seconds"
+
+
+def _gc_pauses(hub: HubProcess) -> dict[str, float]:
+    """The hub's garbage collector pauses so far (``tickethub_gc_pause_seconds``:
+    ``count``, ``sum`` and each bucket's cumulative count by its bound; all 0 for a hub
+    whose code has no such series, e.g. an older ``--against``)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    r = httpx.get(hub.url + "/metrics", timeout=30)
+    r.raise_for_status()
+    found: dict[str, float] = {}
+    for family in text_string_to_metric_families(r.text):
+        for sample in family.samples:
+            if sample.name == GC_SERIES + "_bucket":
+                found[sample.labels["le"]] = sample.value
+            elif sample.name in (GC_SERIES + "_count", GC_SERIES + "_sum"):
+                found[sample.name.rpartition("_")[2]] = sample.value
+    return found
+
+
+def _gc_grew(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """The pauses between two ``_gc_pauses``: how many, their seconds, and the bound
+    of the smallest bucket holding them all (the longest pause is at most that)."""
+    count = after.get("count", 0.0) - before.get("count", 0.0)
+    bounds = sorted((float(le), n - before.get(le, 0.0)) for le, n in after.items()
+                    if le not in ("count", "sum"))
+    longest = next((bound for bound, n in bounds if n >= count), 0.0) if count else 0.0
+    return {"gc_count": count, "gc_seconds": after.get("sum", 0.0) - before.get("sum", 0.0),
+            "gc_longest": longest}
 
 
 def _commits(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
@@ -431,7 +469,9 @@ async def _answer_turns(args: argparse.Namespace, count: int, answerers: int
             print(f"   turn {turn + 1} {label}: first answer -> all woken {a['total']:.2f} s;"
                   f" burst {a['burst']:.2f} s; server CPU {a['burst_cpu']:.2f} s, write "
                   f"transactions {a['commit_seconds']:.2f} s; RSS "
-                  f"{a['parked_rss'] / MB:.0f} MB; load {a['load']:.1f}", flush=True)
+                  f"{a['parked_rss'] / MB:.0f} MB; load {a['load']:.1f}; asking and "
+                  f"parking {a['ask_seconds'] + a['park_seconds']:.1f} s, server CPU "
+                  f"{a['park_cpu']:.1f} s, {_gc_words(a)}", flush=True)
         if args.floor:
             floors.append(await floor_round(count, answerers, a["body_bytes"]))
             print(f"   turn {turn + 1} HTTP floor: first answer -> all woken "
@@ -453,6 +493,9 @@ async def _answer_turns(args: argparse.Namespace, count: int, answerers: int
                 "against", med("against", "burst_cpu")),
             Row(NAME, f"server RSS, {count:,} parked",
                 max(d["parked_rss"] for d in mine) / MB, "MB", Goal("<=", 600)),
+            Row(NAME, f"asking {count:,} and parking them, server CPU",
+                med("this code", "park_cpu"), "s", None, "against", med("against", "park_cpu"),
+                note=f"this code: {_gc_words(mine[-1])} (last turn)"),
             *_floor_rows(med("this code", "total"), med("this code", "burst_cpu"),
                          {key: median_of_turns([f[key] for f in floors])
                           for key in ("total", "cpu")} if floors else None)]
@@ -483,7 +526,8 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
             "idle server RSS", idle_rss / MB,
             note=(f"{(a['parked_rss'] - a['asked_rss']) / count / 1024:.1f} KB per parked "
                   f"waiter; peak RSS {peak_rss / MB:.0f} MB; parking all took "
-                  f"{a['park_seconds']:.1f} s")),
+                  f"{a['park_seconds']:.1f} s; asking and parking took the server "
+                  f"{a['park_cpu']:.1f} s of CPU, {_gc_words(a)}")),
         Row(NAME, "wake lag after last answer", a["lag"] * 1000, "ms", Goal("<=", 2000),
             "3 s poll interval", ANCHOR_INTERVAL * 1000,
             note="last answer accepted (committed) -> last waiter holding its response; "
@@ -517,6 +561,8 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
     params = {"waiters": count, "answerers": answerers, "idle_rss_mb": idle_rss / MB,
               "asked_rss_mb": a["asked_rss"] / MB, "parked_rss_mb": a["parked_rss"] / MB,
               "peak_rss_mb": peak_rss / MB, "park_seconds": a["park_seconds"],
+              "park_server_cpu_seconds": a["park_cpu"], "park_gc": {
+                  k: a[k] for k in ("gc_count", "gc_seconds", "gc_longest")},
               "burst_seconds": a["burst"], "wake_lag_seconds": a["lag"],
               "total_seconds": a["total"], "burst_server_cpu_seconds": a["burst_cpu"],
               "burst_commits": a["commits"], "burst_commit_seconds": a["commit_seconds"],
@@ -525,6 +571,11 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
                                      "p99": percentile(per_wake, 99), "max": max(per_wake)},
               "deadline_burst": d, "http_floor": floor}
     return rows, params
+
+
+def _gc_words(a: dict[str, Any]) -> str:
+    return (f"garbage collector {a['gc_seconds']:.2f} s in {a['gc_count']:,.0f} pauses, the "
+            f"longest <= {a['gc_longest'] * 1000:.0f} ms")
 
 
 def _floor_rows(total: float, cpu: float, floor: dict[str, float] | None) -> list[Row]:

@@ -12,7 +12,9 @@ Contracts:
   still: plain counters with no lock (:class:`LoopGauge`, :class:`LoopHistogram`),
   because only the event loop's thread updates them. A shared deadline wakes thousands
   of waiters at once, and prometheus-client's lock per update was a tenth of that
-  round's CPU. A scrape (any thread) reads them as they are at that moment.
+  round's CPU. ``GC_PAUSES`` is one too: the interpreter runs one garbage
+  collection at a time, on whichever thread, so its updates never overlap either. A
+  scrape (any thread) reads them as they are at that moment.
 * Series whose value is read from the database at scrape time live in
   :mod:`tickethub.ops.scrape`, not here.
 """
@@ -54,9 +56,9 @@ class LoopGauge(Collector):
 
 
 class LoopHistogram(Collector):
-    """A histogram updated by one thread only (the event loop's): ``observe`` is a
-    bisection and two adds, no lock. Buckets as prometheus-client's (upper bounds,
-    inclusive; ``+Inf`` added)."""
+    """A histogram updated by one writer at a time (the event loop's thread; the
+    collector's callbacks): ``observe`` is a bisection and two adds, no lock. Buckets
+    as prometheus-client's (upper bounds, inclusive; ``+Inf`` added)."""
 
     def __init__(self, name: str, documentation: str, buckets: Sequence[float],
                  registry: CollectorRegistry) -> None:
@@ -93,6 +95,11 @@ WAKE_LATENCY = LoopHistogram(
     "tickethub_wake_latency_seconds", "From the commit of a change (an answer) to the "
     "waiters of its ticket being woken in this process, per woken waiter.",
     (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5), REGISTRY)
+
+GC_PAUSES = LoopHistogram(
+    "tickethub_gc_pause_seconds", "How long each run of Python's cyclic garbage collector "
+    "stopped this process (every thread, the event loop's too), any generation.",
+    (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0), REGISTRY)
 
 GROUP_COMMIT_BATCH = Histogram(
     "tickethub_group_commit_batch_size", "Requests written together in one group-committed "

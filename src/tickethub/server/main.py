@@ -14,7 +14,7 @@ from fastapi import FastAPI
 
 from tickethub.api.agent_protocol.context import anonymous_allowed
 from tickethub.api.app import create_app
-from tickethub.ops import logs
+from tickethub.ops import collector, logs
 from tickethub.server import admin_token, served_url
 from tickethub.server.runtime import SHUTDOWN_GRACE_SECONDS, HubRuntime
 from tickethub.settings import Settings
@@ -62,6 +62,7 @@ def serve(settings: Settings, *, announce: bool = True, sock: socket.socket | No
     socket instead of binding ``host:port`` (one of ``serve --workers N``, which shares
     it); ``on_ready`` is called once the hub accepts connections."""
     logs.configure(settings.log_format, settings.log_level)  # text or JSON lines (ops/)
+    collector.watch_pauses()  # the collector's stalls on /metrics (ops/collector.py)
     hub, app = build_app(settings)
     config = uvicorn.Config(app, host=settings.host, port=settings.port, http=_http_protocol(),
                             log_level=settings.log_level.lower(), access_log=False,
@@ -77,6 +78,8 @@ def serve(settings: Settings, *, announce: bool = True, sock: socket.socket | No
     async def startup(sockets: object = None) -> None:
         await original_startup(sockets=sockets)  # type: ignore[arg-type]
         if server.started:
+            # Start-up's objects live as long as the process: out of every later scan.
+            collector.settle_heap()
             served_url.save(settings.data_dir, hub.public_url())
             if on_ready is not None:
                 on_ready()
