@@ -562,7 +562,9 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
               "asked_rss_mb": a["asked_rss"] / MB, "parked_rss_mb": a["parked_rss"] / MB,
               "peak_rss_mb": peak_rss / MB, "park_seconds": a["park_seconds"],
               "park_server_cpu_seconds": a["park_cpu"], "park_gc": {
-                  k: a[k] for k in ("gc_count", "gc_seconds", "gc_longest")},
+                  "count": a["gc_count"], "seconds": a["gc_seconds"],
+                  "longest_at_most": None if a["gc_longest"] == float("inf")
+                  else a["gc_longest"]},
               "burst_seconds": a["burst"], "wake_lag_seconds": a["lag"],
               "total_seconds": a["total"], "burst_server_cpu_seconds": a["burst_cpu"],
               "burst_commits": a["commits"], "burst_commit_seconds": a["commit_seconds"],
@@ -574,8 +576,10 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
 
 
 def _gc_words(a: dict[str, Any]) -> str:
+    longest = a["gc_longest"]  # a bucket's bound: +Inf past the last one (1 s)
     return (f"garbage collector {a['gc_seconds']:.2f} s in {a['gc_count']:,.0f} pauses, the "
-            f"longest <= {a['gc_longest'] * 1000:.0f} ms")
+            + (f"longest <= {longest * 1000:.0f} ms" if longest != float("inf") else
+               "longest over 1 s"))
 
 
 def _floor_rows(total: float, cpu: float, floor: dict[str, float] | None) -> list[Row]:
