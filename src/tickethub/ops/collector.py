@@ -14,21 +14,21 @@ benches run on one full pass took 0.2-0.5 s; ten of them ran while those agents 
 * :func:`settle_heap`, once the server is up, moves everything start-up made into the
   collector's permanent generation (``gc.freeze``: it lives as long as the process, so
   scanning it again and again can never free anything) and raises how many allocations
-  start a collection (generation 0: 700 to ``YOUNG_THRESHOLD``). A request allocates
-  and frees thousands of objects; at 700 most of them were still alive at each young
-  collection, so they were walked, aged into the older generations and walked again
-  there. The older generations run after 20 collections of the one below (CPython:
-  10), and a full pass still only once what aged into the oldest generation since the
-  last one grew by a quarter of it.
+  start a collection (generation 0: 700 to ``YOUNG_THRESHOLD``). At 700 a young
+  collection ran every few requests and walked the objects of every request then in
+  flight (and of every agent parking meanwhile), aging them into the older generations
+  to be walked again there. The older generations run after 20 collections of the one
+  below (CPython: 10), and a full pass still only once what aged into the oldest
+  generation since the last one grew by a quarter of it.
 
 Measured with ``bench/concurrent_waiters --against`` (the code before, same run, turns
-taken in turn; docs/benchmarks.md): asking 5,000 agents' tickets and parking them took
-the server 9.2 s of CPU instead of 11.8 s; the collector stopped it for 0.12-0.26 s in
-about 60 pauses, none longer than 0.1 s, where before ten full passes alone took ~2 s,
-the longest 0.35-0.5 s. The price: ~15 MB more resident memory with the agents parked
-(garbage with cycles lives a little longer). Freezing adds no measurable speed there
-(the full passes it shortens now hardly run during such a burst); it is kept for the
-passes that do run over weeks, each of which it spares the start-up objects.
+taken in turn, 8 of them; docs/benchmarks.md): asking 5,000 agents' tickets and parking
+them took the server 8.4-10.0 s of CPU instead of 10.4-11.9 s; the collector stopped it
+for 0.12-0.26 s in about 60 pauses, none longer than 0.1 s, where before ten full passes
+alone took ~2 s, the longest 0.35-0.5 s. The price: ~15 MB more resident memory with the
+agents parked (garbage with cycles lives a little longer). Freezing adds no measurable
+speed there (the full passes it shortens now hardly run during such a burst); it is kept
+for the passes that do run over weeks, each of which it spares the start-up objects.
 """
 
 from __future__ import annotations
