@@ -303,17 +303,12 @@ def _gc_pauses(hub: HubProcess) -> dict[str, float]:
     """The hub's garbage collector pauses so far (``tickethub_gc_pause_seconds``:
     ``count``, ``sum`` and each bucket's cumulative count by its bound; all 0 for a hub
     whose code has no such series, e.g. an older ``--against``)."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    r = httpx.get(hub.url + "/metrics", timeout=30)
-    r.raise_for_status()
     found: dict[str, float] = {}
-    for family in text_string_to_metric_families(r.text):
-        for sample in family.samples:
-            if sample.name == GC_SERIES + "_bucket":
-                found[sample.labels["le"]] = sample.value
-            elif sample.name in (GC_SERIES + "_count", GC_SERIES + "_sum"):
-                found[sample.name.rpartition("_")[2]] = sample.value
+    for sample in hub.metric_samples():
+        if sample.name == GC_SERIES + "_bucket":
+            found[sample.labels["le"]] = sample.value
+        elif sample.name in (GC_SERIES + "_count", GC_SERIES + "_sum"):
+            found[sample.name.rpartition("_")[2]] = sample.value
     return found
 
 

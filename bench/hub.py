@@ -12,10 +12,14 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
 from tickethub.sdk.testing import free_port, hub_command
+
+if TYPE_CHECKING:
+    from prometheus_client.samples import Sample
 
 
 def raise_open_files_limit(wanted: int) -> int:
@@ -160,18 +164,23 @@ class HubProcess:
             total += int(fields[11]) + int(fields[12])
         return total / ticks
 
-    def metric_sums(self) -> dict[str, float]:
-        """Each sample of the hub's ``GET /metrics`` (``TICKETHUB_METRICS=true`` in
-        ``env``) summed over its labels, by sample name (``..._sum``, ``..._count``):
+    def metric_samples(self) -> list[Sample]:
+        """Every sample of the hub's ``GET /metrics`` (``TICKETHUB_METRICS=true`` in
+        ``env``), as prometheus-client parses them (``name``, ``labels``, ``value``):
         what one process counted, so with several workers only the one that answered."""
         from prometheus_client.parser import text_string_to_metric_families
 
         r = httpx.get(self.url + "/metrics", timeout=30)
         r.raise_for_status()
+        return [sample for family in text_string_to_metric_families(r.text)
+                for sample in family.samples]
+
+    def metric_sums(self) -> dict[str, float]:
+        """``metric_samples`` summed over their labels, by sample name (``..._sum``,
+        ``..._count``)."""
         sums: dict[str, float] = {}
-        for family in text_string_to_metric_families(r.text):
-            for sample in family.samples:
-                sums[sample.name] = sums.get(sample.name, 0.0) + sample.value
+        for sample in self.metric_samples():
+            sums[sample.name] = sums.get(sample.name, 0.0) + sample.value
         return sums
 
     def worker_pids(self) -> list[int]:
