@@ -17,6 +17,9 @@ write transactions took (the group commits' seconds, read from the hub's ``/metr
 Asking and parking them is reported too: the server's CPU for it and how long Python's
 garbage collector stopped the hub meanwhile (``tickethub_gc_pause_seconds``; the heap
 grows by every parked waiter, so its full passes grow with it: ``ops/collector.py``).
+Beside the round's time stands the share of CPU the machine's host took meanwhile
+(``bench/machine.py``: steal in ``/proc/stat``): on a shared virtual machine it moves the
+round more than most changes to the code do.
 
 A second round (skip with ``--no-deadline-burst``) lets the hub resolve them all at
 once itself: a fresh set of tickets shares one ``due_at``, their waiters park, and the
@@ -53,6 +56,7 @@ import httpx
 
 from bench.http_floor import floor_round
 from bench.hub import HubProcess, raise_open_files_limit
+from bench.machine import cpu_ticks, steal_share, steal_words
 from bench.multi_process import fresh_database
 from bench.rawhttp import Connection
 from bench.report import Goal, Row, median_of_turns, percentile
@@ -281,10 +285,12 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
     load = os.getloadavg()[0]
     commits_before = hub.metric_sums()
     cpu_before, client_before = hub.cpu_seconds(), time.process_time()
+    ticks_before = cpu_ticks()
     burst_start = time.perf_counter()
     await _in_parallel(conns, list(range(count)), answer)
     burst_end = time.perf_counter()
     last_woken = await waiters.all_woken("answered")
+    steal = steal_share(ticks_before, cpu_ticks())
     burst_cpu = hub.cpu_seconds() - cpu_before
     client_cpu = time.process_time() - client_before
     commits = _commits(commits_before, hub.metric_sums())
@@ -294,7 +300,7 @@ async def _answer_burst(hub: HubProcess, count: int, answerers: int) -> dict[str
     return {"ask_seconds": ask_seconds, "asked_rss": asked_rss, "parked_rss": parked_rss,
             "park_seconds": park_seconds, "burst": burst_end - burst_start,
             "lag": last_woken - burst_end, "total": last_woken - min(sent_at),
-            "burst_cpu": burst_cpu, "client_cpu": client_cpu, "load": load,
+            "burst_cpu": burst_cpu, "client_cpu": client_cpu, "load": load, "steal": steal,
             "per_wake": per_wake, "repolls": waiters.repolls, "body_bytes": body_bytes[0],
             "park_cpu": park_cpu, **gc_park, **commits}
 
@@ -476,7 +482,8 @@ async def _answer_turns(args: argparse.Namespace, count: int, answerers: int
             print(f"   turn {turn + 1} {label}: first answer -> all woken {a['total']:.2f} s;"
                   f" burst {a['burst']:.2f} s; server CPU {a['burst_cpu']:.2f} s, write "
                   f"transactions {a['commit_seconds']:.2f} s; RSS "
-                  f"{a['parked_rss'] / MB:.0f} MB; load {a['load']:.1f}; asking and "
+                  f"{a['parked_rss'] / MB:.0f} MB; load {a['load']:.1f}, "
+                  f"{steal_words(a['steal'])}; asking and "
                   f"parking {a['ask_seconds'] + a['park_seconds']:.1f} s, server CPU "
                   f"{a['park_cpu']:.1f} s, {_gc_words(a)}", flush=True)
         if args.floor:
@@ -527,9 +534,13 @@ def _within(turns: list[dict[str, Any]]) -> int:
 
 def _within_words(mine: list[dict[str, Any]], against: list[dict[str, Any]] | None,
                   floors: list[dict[str, float]]) -> str:
-    """The note of the turns-within-the-goal row: of how many, the slowest, the anchor's
-    count and the HTTP floor's range (how fast the machine was from turn to turn)."""
-    words = f"of {len(mine)}; the slowest {max(turn['total'] for turn in mine):.2f} s"
+    """The note of the turns-within-the-goal row: of how many, the slowest (and the CPU
+    time the machine's host took meanwhile), the anchor's count and the HTTP floor's
+    range (how fast the machine was from turn to turn)."""
+    slowest = max(mine, key=lambda turn: turn["total"])
+    words = f"of {len(mine)}; the slowest {slowest['total']:.2f} s"
+    if slowest.get("steal") is not None:
+        words += f" ({steal_words(slowest['steal'])})"
     if against:
         words += f"; against: {_within(against)} of {len(against)}"
     if floors:
@@ -576,7 +587,8 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
                   f"answer, of which write transactions {a['commit_seconds']:.1f} s: "
                   f"{a['commits']:,.0f} commits of {a['commit_batch']:.1f} answers on "
                   f"average; bench client CPU {a['client_cpu']:.1f} s; load average "
-                  f"{a['load']:.1f} on {os.cpu_count()} cores; {a['repolls']} long-polls "
+                  f"{a['load']:.1f} on {os.cpu_count()} cores, {steal_words(a['steal'])}; "
+                  f"{a['repolls']} long-polls "
                   f"timed out after 60 s and were made again)")),
         Row(NAME, "answer burst", a["burst"], "s", None, "3 s poll interval", ANCHOR_INTERVAL),
         *_floor_rows(a["total"], a["burst_cpu"], floor),
@@ -603,7 +615,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
               "burst_seconds": a["burst"], "wake_lag_seconds": a["lag"],
               "total_seconds": a["total"], "burst_server_cpu_seconds": a["burst_cpu"],
               "burst_commits": a["commits"], "burst_commit_seconds": a["commit_seconds"],
-              "burst_commit_batch": a["commit_batch"],
+              "burst_commit_batch": a["commit_batch"], "burst_cpu_steal": a["steal"],
               "per_waiter_wake_ms": {"p50": percentile(per_wake, 50),
                                      "p99": percentile(per_wake, 99), "max": max(per_wake)},
               "deadline_burst": d, "http_floor": floor}
