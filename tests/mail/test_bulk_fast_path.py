@@ -80,7 +80,7 @@ class BreakingPool:
 
 
 def test_a_broken_pool_falls_back_to_parsing_here(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parse_pool, "ProcessPoolExecutor", BreakingPool)
+    monkeypatch.setattr(parse_pool, "spawn_pool", BreakingPool)
     mails = sample()
     got = [(m.key, outcome(p)) for m, p in parse_pool.parsed_ahead(
         mails, max_bytes=10**6, workers=1, chunk=3)]

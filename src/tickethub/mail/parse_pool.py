@@ -15,17 +15,17 @@ worker killed) falls back to parsing in this process, from the chunk that broke.
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from functools import partial
 from itertools import islice
 
 from tickethub.mail.parse import ParsedMail, UnreadableMail, parse_mail
 from tickethub.mail.screening import is_screened
 from tickethub.mail.sources import RawMail
+from tickethub.process_pools import spawn_pool
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +81,8 @@ def parsed_ahead(mails: Iterable[RawMail], *, max_bytes: int, workers: int,
             yield mail, parse_one(mail.raw, max_bytes, kinds)
         return
     try:
-        # spawn, not fork: the hub's threads and connections stay out of the workers.
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        # spawned, not forked: the hub's threads and connections stay out of the workers
+        pool = spawn_pool(workers)
     except (OSError, ValueError) as exc:
         log.warning("no parse workers (%s); parsing in this process", exc)
         yield from parsed_ahead(source, max_bytes=max_bytes, workers=0, ignore=kinds)

@@ -9,12 +9,12 @@ flood of costly schemas slows only the requests that carry them.
 
 from __future__ import annotations
 
-import multiprocessing
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from tickethub.process_pools import spawn_pool
 from tickethub.services.answer_schema import Failure, SchemaChecker, SchemaLimits, check_elsewhere
 
 
@@ -39,9 +39,7 @@ class SchemaWorkers:
     def _executor(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._pool is None:
-                # spawn: a fork of a process with threads may copy a held lock
-                self._pool = ProcessPoolExecutor(
-                    self._workers, mp_context=multiprocessing.get_context("spawn"))
+                self._pool = spawn_pool(self._workers)
             return self._pool
 
     def _reset(self) -> None:
