@@ -495,22 +495,23 @@ async def _answer_turns(args: argparse.Namespace, count: int, answerers: int
     def med(side: str, key: str) -> float:
         return median_of_turns([d[key] for d in rounds[side]])
 
-    def against(key: str) -> float | None:
-        return med("against", key) if "against" in rounds else None
-
     anchor = "against" if args.against else None
+
+    def against(key: str) -> float | None:
+        return med("against", key) if anchor else None
+
     mine = rounds["this code"]
     totals = [d["total"] for d in mine]
     met = _within(mine)
     note = (f"{count:,} waiters, {answerers} answerers, SQLite, median of {len(mine)} "
             f"turns (each: {', '.join(f'{t:.2f}' for t in totals)} s); write transactions "
             f"{med('this code', 'commit_seconds'):.2f} s of the server CPU"
-            + (f" (against: {med('against', 'commit_seconds'):.2f} s)" if anchor else "")
+            + (f" (against: {against('commit_seconds'):.2f} s)" if anchor else "")
             + f"; load {min(d['load'] for d in mine):.1f}-"
             f"{max(d['load'] for d in mine):.1f} on {os.cpu_count()} cores")
     rows = [Row(NAME, "first answer sent -> all woken", med("this code", "total"), "s",
                 Goal("<=", ANSWER_GOAL), anchor or "3 s poll interval",
-                med("against", "total") if anchor else ANCHOR_INTERVAL, note=note),
+                against("total") if anchor else ANCHOR_INTERVAL, note=note),
             Row(NAME, f"answer rounds within {ANSWER_GOAL:g} s", met, "turns", None,
                 note=_within_words(mine, rounds.get("against"), floors)),
             Row(NAME, "answer burst, server CPU", med("this code", "burst_cpu"), "s", None,

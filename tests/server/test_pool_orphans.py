@@ -30,30 +30,27 @@ _OWNER = textwrap.dedent("""
 """)
 
 
-def _alive(pid: int) -> bool:
+def _state_and_parent(stat: Path) -> tuple[str, int] | None:
+    """A process's state letter and parent pid from its ``/proc/<pid>/stat`` (the
+    fields after the command name, which may itself hold ``)``); None once it is gone."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie is gone for our purpose (nobody reaped it yet: its parent died too)
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+        fields = stat.read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return False
+        return None
+    return fields[0], int(fields[1])
+
+
+def _alive(pid: int) -> bool:
+    # a zombie is gone for our purpose (nobody reaped it yet: its parent died too)
+    found = _state_and_parent(Path(f"/proc/{pid}/stat"))
+    return found is not None and found[0] != "Z"
 
 
 def _children(pid: int) -> list[int]:
     """The processes whose parent is ``pid`` (its pool's workers and their resource
     tracker), from ``/proc``."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
+    return [int(stat.parent.name) for stat in Path("/proc").glob("[0-9]*/stat")
+            if (found := _state_and_parent(stat)) is not None and found[1] == pid]
 
 
 def _pool_owner() -> tuple[subprocess.Popen[str], list[int]]:
