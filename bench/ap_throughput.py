@@ -275,20 +275,21 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], dict[str, Any]]:
         raise RuntimeError(f"{acked} task creates acknowledged but {stored} tasks stored")
 
     rows: list[Row] = []
-    for phase, ours, theirs, what, goals in (
+    for phase, hub_side, ref_side, what, goals in (
             ("create", h_create, r_create, "task creates", True),
             ("step, in-hub worker", h_step, r_step, "step executes", True),
             ("step, SDK worker process", h_remote, r_step, "step executes", False)):
         rows += [
-            Row(NAME, f"{phase}: req/s at concurrency {concurrency}", ours.rps, "req/s",
-                Goal(">=", 2 * theirs.rps) if goals else None, "agent-protocol 1.0.2 req/s",
-                theirs.rps, note=f"{ours.count:,} {what} timed (reference {theirs.count:,})"),
-            Row(NAME, f"{phase}: server CPU per request", ours.cpu_ms, "ms",
-                Goal("<=", theirs.cpu_ms / 2) if goals else None,
-                "agent-protocol 1.0.2 CPU ms/req", theirs.cpu_ms,
+            Row(NAME, f"{phase}: req/s at concurrency {concurrency}", hub_side.rps, "req/s",
+                Goal(">=", 2 * ref_side.rps) if goals else None, "agent-protocol 1.0.2 req/s",
+                ref_side.rps,
+                note=f"{hub_side.count:,} {what} timed (reference {ref_side.count:,})"),
+            Row(NAME, f"{phase}: server CPU per request", hub_side.cpu_ms, "ms",
+                Goal("<=", ref_side.cpu_ms / 2) if goals else None,
+                "agent-protocol 1.0.2 CPU ms/req", ref_side.cpu_ms,
                 note="" if goals else "hub + worker process; no goal (see module doc)"),
-            Row(NAME, f"{phase}: latency p99", ours.p99, "ms", None,
-                "agent-protocol 1.0.2 p99", theirs.p99),
+            Row(NAME, f"{phase}: latency p99", hub_side.p99, "ms", None,
+                "agent-protocol 1.0.2 p99", ref_side.p99),
         ]
     rows[0] = Row(**{**rows[0].__dict__, "note": rows[0].note + (
         f"; all {acked:,} acknowledged creates (warm-up included) are stored")})

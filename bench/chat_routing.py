@@ -29,6 +29,7 @@ import json
 import tempfile
 import time
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ NAME = "chat_routing"
 class Echo:
     name = "echo"
     triggers: tuple[Trigger, ...] = (command("echo"),)
-    timeout = None
+    timeout: timedelta | None = None
 
     def start(self, turn: Turn) -> Step:
         return Step(say=["go"], state={"n": 0, "last": -1})

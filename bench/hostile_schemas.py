@@ -22,7 +22,7 @@ import argparse
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import httpx
@@ -122,7 +122,7 @@ async def _attack(agent: httpx.AsyncClient, responder: httpx.AsyncClient,
 
 
 async def _during(work: Callable[[], Awaitable[list[float]]], attackers: int,
-                  attack: Callable[[asyncio.Event, int], Awaitable[None]]) -> list[float]:
+                  attack: Callable[[asyncio.Event, int], Coroutine[Any, Any, None]]) -> list[float]:
     stop = asyncio.Event()
     tasks = [asyncio.create_task(attack(stop, i)) for i in range(attackers)]
     await asyncio.sleep(0.5)  # let the attack get going

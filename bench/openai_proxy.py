@@ -66,7 +66,8 @@ def _upstream() -> Iterator[str]:
 async def _round_trips(direct: Connection, hub: Connection, n: int
                        ) -> tuple[list[float], list[float]]:
     """Alternate direct and proxied requests so both see the same machine noise."""
-    direct_times, hub_times = [], []
+    direct_times: list[float] = []
+    hub_times: list[float] = []
     for i in range(n + WARMUP):
         for conn, path, out in ((direct, "/v1/chat/completions", direct_times),
                                 (hub, "/v1/chat/completions", hub_times)):

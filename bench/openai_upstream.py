@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import AsyncIterator
 
 import uvicorn
 from starlette.applications import Starlette
@@ -40,7 +41,7 @@ async def chat(request: Request) -> Response:
     if not body.get("stream"):
         return Response(_completion(model), media_type="application/json")
 
-    async def events():  # type: ignore[no-untyped-def]
+    async def events() -> AsyncIterator[bytes]:
         yield _chunk(model, {"role": "assistant", "content": ""})
         for n in range(CHUNKS):
             yield _chunk(model, {"content": f"tok{n} "})
