@@ -14,6 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from tests.api.test_tickets import ask
+from tests.waiting import eventually
 
 
 class Receiver:
@@ -43,14 +44,6 @@ async def serve(receiver: Receiver):
     return server, task, f"http://127.0.0.1:{port}/hook"
 
 
-async def wait_for(predicate, timeout=10.0):
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition not met in time")
-
-
 async def test_events_are_posted_signed_and_retried_until_delivered(client, admin, agent):
     receiver = Receiver(fail_first=2)
     server, task, url = await serve(receiver)
@@ -61,7 +54,8 @@ async def test_events_are_posted_signed_and_retried_until_delivered(client, admi
         assert len(hook["secret"]) >= 16
         await asyncio.sleep(0.2)  # let the channel pick its starting point
         ticket = await ask(client, agent, title="hello hooks")
-        await wait_for(lambda: len(receiver.received) == 1)
+        await eventually(lambda: len(receiver.received) == 1, "one delivery received",
+                         seconds=10, every=0.05)
         headers, payload = receiver.received[0]
         expected = "sha256=" + hmac.new(hook["secret"].encode(), payload["raw"],
                                         hashlib.sha256).hexdigest()
@@ -93,7 +87,8 @@ async def test_a_delivery_is_not_repeated_and_filters_apply(client, admin, agent
         ticket = await ask(client, agent)
         await client.post(f"/api/v1/tickets/{ticket['id']}/answer", json={"text": "ok"},
                           headers=responder)
-        await wait_for(lambda: len(receiver.received) == 1)
+        await eventually(lambda: len(receiver.received) == 1, "one delivery received",
+                         seconds=10, every=0.05)
         await asyncio.sleep(0.5)
         assert [p["event"]["type"] for _, p in receiver.received] == ["ticket.answered"]
     finally:

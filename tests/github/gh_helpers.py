@@ -3,7 +3,6 @@ deliveries built from the community webhook examples."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import Callable
@@ -12,6 +11,7 @@ from typing import Any
 import gh_examples
 import httpx
 
+from tests import waiting
 from tickethub.channels.github.signature import sign
 
 ADMIN_TOKEN = "th_admin_" + "x" * 40  # the root conftest's admin token
@@ -22,20 +22,16 @@ REPO = "octo-org/hello-world"
 _debug: Callable[[], None] | None = None  # set by tests to print state on a timeout
 
 
-async def eventually(check: Callable[[], Any], timeout: float = 20.0) -> Any:
-    """Poll ``check`` (sync or async) until it returns something truthy."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = check()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            if _debug is not None:
-                _debug()
-            raise AssertionError(f"condition not met within {timeout}s")
-        await asyncio.sleep(0.02)
+def _explain() -> None:
+    if _debug is not None:
+        _debug()
+
+
+async def eventually(check: Callable[[], Any], what: str = "the condition", *,
+                     seconds: float = 20.0) -> Any:
+    """``tests.waiting.eventually`` with the GitHub tests' 20 s default, calling the
+    ``_debug`` hook (when a test has set one) before it fails."""
+    return await waiting.eventually(check, what, seconds=seconds, on_timeout=_explain)
 
 
 def comment_payload(action: str, repo: str, number: int, comment_id: int, login: str,

@@ -124,7 +124,7 @@ async def test_a_long_rate_limit_reschedules_the_delivery(
                                        if d.last_error and "rate limited" in d.last_error])
     assert failed[0].status == "pending"
     assert github.sync.link(ticket_id) is None
-    link = await eventually(lambda: github.sync.link(ticket_id), timeout=10)
+    link = await eventually(lambda: github.sync.link(ticket_id), seconds=10)
     assert len([i for i in fake.issues.values() if i["title"] == "patience"]) == 1
     assert link.number == 1
 
@@ -159,7 +159,7 @@ async def test_a_lost_response_does_not_duplicate_the_issue_or_comment(
         return bool(settled(runtime) and link and link.status_comment_id and any(
             "one comment only" in c["body"] for c in fake.issue_comments(REPO, link.number)))
 
-    await eventually(mirrored, timeout=10)
+    await eventually(mirrored, seconds=10)
     number = github.sync.link(ticket_id).number
     assert len([i for i in fake.issues.values() if i["title"] == "exactly once"]) == 1
     comments = fake.issue_comments(REPO, number)

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.waiting import eventually_blocking
 from tickethub.sdk import AsyncHub, Hub
 from tickethub.sdk.testing import HubProcess
 
@@ -29,14 +30,6 @@ ASKS = 1000
 
 def waiters(hub: Hub) -> int:
     return int(hub.health()["waiters"])
-
-
-def until(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 async def ask_many(url: str, token: str, count: int) -> list[int]:
@@ -68,7 +61,8 @@ def test_wait_survives_kill_9_and_every_ask_survives(tmp_path: Path) -> None:
         waiter = threading.Thread(
             target=lambda: result.update(ticket=target.wait(timeout=120)), daemon=True)
         waiter.start()
-        until(lambda: waiters(probe) >= 1, 10, "the client's long-poll to be held")
+        eventually_blocking(lambda: waiters(probe) >= 1, "the client's long-poll to be held",
+                            seconds=10)
 
         watcher_hub = Hub(process.url, agent_token)
         stream = watcher_hub.stream_events(ticket_id=target.id)
@@ -83,7 +77,8 @@ def test_wait_survives_kill_9_and_every_ask_survives(tmp_path: Path) -> None:
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         agent.post(target.id, "before the crash")
-        until(lambda: len(seen) == 1, 30, "the stream to deliver the first message")
+        eventually_blocking(lambda: len(seen) == 1, "the stream to deliver the first message",
+                            seconds=30)
 
         old_pid = process.pid
         process.kill()
@@ -97,7 +92,8 @@ def test_wait_survives_kill_9_and_every_ask_survives(tmp_path: Path) -> None:
         up = time.monotonic()
         # The client finds the hub again by itself and holds a new long-poll.
         agent.post(target.id, "while the clients reconnect")
-        until(lambda: waiters(probe) >= 1, 30, "the client to resume its wait")
+        eventually_blocking(lambda: waiters(probe) >= 1, "the client to resume its wait",
+                            seconds=30)
         resumed_after = time.monotonic() - up
 
         with Hub(process.url, responder_token) as responder:

@@ -8,13 +8,8 @@ import contextlib
 
 from sqlalchemy.engine import make_url
 
+from tests.waiting import eventually
 from tickethub.server.leader import Leadership
-
-
-async def _until(predicate, seconds: float = 20) -> None:
-    async with asyncio.timeout(seconds):
-        while not predicate():
-            await asyncio.sleep(0.02)
 
 
 async def _stop(task: asyncio.Task[None]) -> None:
@@ -36,7 +31,7 @@ async def test_one_process_leads_and_another_takes_over_when_it_goes(database_ur
     url = make_url(database_url) if postgres else None
     first = Leadership(url, [loop("first")], retry_seconds=0.1)
     running_first = asyncio.create_task(first.run())
-    await _until(lambda: started == ["first"])
+    await eventually(lambda: started == ["first"], "the first process to lead", seconds=20)
     assert first.leading
     if not postgres:
         await _stop(running_first)
@@ -48,7 +43,8 @@ async def test_one_process_leads_and_another_takes_over_when_it_goes(database_ur
         assert started == ["first"] and not second.leading
         await _stop(running_first)  # its connection closes: the lock is free
         assert not first.leading
-        await _until(lambda: started == ["first", "second"])
+        await eventually(lambda: started == ["first", "second"],
+                         "the second process to take over", seconds=20)
         assert second.leading
     finally:
         await _stop(running_second)

@@ -5,11 +5,11 @@ commit never shows up in ``batches``)."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from tests.waiting import eventually
 from tickethub.server.runtime import HubRuntime
 
 
@@ -48,16 +48,10 @@ class HeldWrites:
         self._gate.set()
 
     async def holding(self) -> None:
-        await until(self._entered.is_set, "the first transaction never started")
+        await eventually(self._entered.is_set, "the first transaction to start",
+                         seconds=10, every=0.01)
 
     async def queued(self, n: int) -> None:
-        await until(lambda: len(self._grouped._queue) >= n,
-                    f"fewer than {n} writes joined the queue")
+        await eventually(lambda: len(self._grouped._queue) >= n,
+                         f"{n} writes to join the queue", seconds=10, every=0.01)
 
-
-async def until(condition: Callable[[], bool], failure: str) -> None:
-    for _ in range(1000):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(failure)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.conftest import require_server
+from tests.waiting import eventually_blocking
 from tests.web.axe import serious_violations
 from tests.web.live_server import LiveHub, live_hub
 from tests.web.test_browser import CHROMIUM, FLAGS, SHOTS, sign_in
@@ -63,13 +64,6 @@ def ticket(hub: LiveHub, ticket_id: int) -> dict[str, Any]:
         return found
 
 
-def until(check: Callable[[], bool], seconds: float = 15) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.1)
-
-
 def pane_is(page: Any, ticket_id: int) -> None:
     from playwright.sync_api import expect
 
@@ -105,7 +99,8 @@ def test_each_action_key_acts_and_moves_on(hub: LiveHub, chromium: Any) -> None:
     expect(page.locator("#undo")).to_be_visible()
     pane_is(page, deny)
     expect(page.locator(f'.trow[data-id="{approve}"]')).to_be_hidden()
-    until(lambda: ticket(hub, approve)["status"] == "approved")
+    eventually_blocking(lambda: ticket(hub, approve)["status"] == "approved",
+                        "the approval to be sent", seconds=15, every=0.1)
     got = ticket(hub, approve)["answer"]
     assert got["by"] == "pat" and got["via"] == "web"
 
@@ -115,7 +110,8 @@ def test_each_action_key_acts_and_moves_on(hub: LiveHub, chromium: Any) -> None:
     page.keyboard.type("Never in production.")
     page.keyboard.press("Control+Enter")
     pane_is(page, undone)
-    until(lambda: ticket(hub, deny)["status"] == "denied")
+    eventually_blocking(lambda: ticket(hub, deny)["status"] == "denied",
+                        "the denial to be sent", seconds=15, every=0.1)
     assert ticket(hub, deny)["answer"]["text"] == "Never in production."
 
     # z: undo before the window ends sends nothing.
@@ -135,7 +131,8 @@ def test_each_action_key_acts_and_moves_on(hub: LiveHub, chromium: Any) -> None:
     page.keyboard.type("PostgreSQL 16.")
     page.keyboard.press("Control+Enter")
     pane_is(page, comment)
-    until(lambda: ticket(hub, reply)["status"] == "answered")
+    eventually_blocking(lambda: ticket(hub, reply)["status"] == "answered",
+                        "the reply to be sent", seconds=15, every=0.1)
 
     # c: a comment asks the agent something and leaves the ticket open.
     page.keyboard.press("c")
@@ -143,8 +140,9 @@ def test_each_action_key_acts_and_moves_on(hub: LiveHub, chromium: Any) -> None:
     page.keyboard.type("EU or US customers?")
     page.keyboard.press("Control+Enter")
     with hub.api(hub.agent_token) as api:
-        until(lambda: [m["body"] for m in api.get(
-            f"/api/v1/tickets/{comment}/messages").json()] == ["EU or US customers?"])
+        eventually_blocking(lambda: [m["body"] for m in api.get(
+            f"/api/v1/tickets/{comment}/messages").json()] == ["EU or US customers?"],
+                            "the comment to reach the ticket", seconds=15, every=0.1)
     assert ticket(hub, comment)["status"] == "open"
     pane_is(page, comment)
     expect(page.locator("#tpane .thread")).to_contain_text("EU or US customers?")
@@ -154,28 +152,33 @@ def test_each_action_key_acts_and_moves_on(hub: LiveHub, chromium: Any) -> None:
     pane_is(page, done)
     page.keyboard.press("x")
     pane_is(page, snooze)
-    until(lambda: ticket(hub, done)["status"] == "done")
+    eventually_blocking(lambda: ticket(hub, done)["status"] == "done",
+                        "the ticket to be done", seconds=15, every=0.1)
     page.keyboard.press("s")
     pane_is(page, cancel)
-    until(lambda: ticket(hub, snooze)["status"] == "deferred")
+    eventually_blocking(lambda: ticket(hub, snooze)["status"] == "deferred",
+                        "the ticket to be snoozed", seconds=15, every=0.1)
     assert ticket(hub, snooze)["next_attention_at"]
     page.keyboard.press("#")
     pane_is(page, assign)
-    until(lambda: ticket(hub, cancel)["status"] == "cancelled")
+    eventually_blocking(lambda: ticket(hub, cancel)["status"] == "cancelled",
+                        "the ticket to be cancelled", seconds=15, every=0.1)
 
     # g: assign; l: label (Enter in the one-line field sends it).
     page.keyboard.press("g")
     expect(page.locator("#assign-to")).to_be_focused()
     page.keyboard.type("sam")
     page.keyboard.press("Enter")
-    until(lambda: ticket(hub, assign)["assignee"] == "sam")
+    eventually_blocking(lambda: ticket(hub, assign)["assignee"] == "sam",
+                        "the ticket to be assigned to sam", seconds=15, every=0.1)
     page.keyboard.press("Escape")
     page.keyboard.press("j")
     pane_is(page, label)
     page.keyboard.press("l")
     page.keyboard.type("infra, nightly")
     page.keyboard.press("Enter")
-    until(lambda: ticket(hub, label)["labels"] == ["infra", "nightly"])
+    eventually_blocking(lambda: ticket(hub, label)["labels"] == ["infra", "nightly"],
+                        "the labels to be set", seconds=15, every=0.1)
 
     # u: unread again (kept on the server: a reload still shows it unread).
     page.keyboard.press("Escape")
@@ -189,7 +192,8 @@ def test_each_action_key_acts_and_moves_on(hub: LiveHub, chromium: Any) -> None:
     page.goto(f"{hub.url}/triage?view=all&open={approve}")
     pane_is(page, approve)
     page.keyboard.press("o")
-    until(lambda: ticket(hub, approve)["status"] == "open")
+    eventually_blocking(lambda: ticket(hub, approve)["status"] == "open",
+                        "the ticket to be reopened", seconds=15, every=0.1)
     page.keyboard.press("?")
     expect(page.locator("#help")).to_be_visible()
     page.keyboard.press("Escape")
@@ -216,7 +220,8 @@ def test_bulk_select_is_one_decision_each(hub: LiveHub, chromium: Any) -> None:
     page.get_by_role("button", name="Approve selected").click()
     expect(page.locator("#toast")).to_contain_text("Approved 3 tickets.")
     for ticket_id in ids:
-        until(lambda t=ticket_id: ticket(hub, t)["status"] == "approved")
+        eventually_blocking(lambda t=ticket_id: ticket(hub, t)["status"] == "approved",
+                            f"#{ticket_id} to be approved", seconds=15, every=0.1)
         with hub.api() as api:
             events = api.get(f"/api/v1/events?ticket_id={ticket_id}").json()["items"]
         assert [(e["type"], e["data"].get("to")) for e in events].count(

@@ -14,6 +14,7 @@ from typing import Any
 from tests.channels.matrix.people import BOT, HOMESERVER, Person
 from tests.conftest import ADMIN_TOKEN
 from tests.conversations.conftest import Hub
+from tests.waiting import eventually
 from tickethub.channels.matrix.transport import MatrixTransport, SyncTokens
 from tickethub.conversations.engine import ConversationEngine
 from tickethub.conversations.examples import foodselection
@@ -93,15 +94,6 @@ class _Tokens:
         self.saved[account] = token
 
 
-async def _until(condition: Callable[[], bool], what: str, seconds: float = 30.0) -> None:
-    """Wait until ``condition()`` holds; fail naming ``what`` after ``seconds``."""
-    for _ in range(int(seconds * 10)):
-        if condition():
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"never came: {what}")
-
-
 async def _answered_while_down(tmp_path: Path, alice: Person, room: str,
                                meanwhile: Callable[[], Awaitable[None]],
                                **options: Any) -> None:
@@ -116,14 +108,16 @@ async def _answered_while_down(tmp_path: Path, alice: Person, room: str,
             # The bot's first sync is done (it stores its token) before alice speaks:
             # else a bot slow to start takes her message for history older than its
             # backlog window (1 s in one of these tests) and rightly ignores it.
-            await _until(lambda: bool(tokens.saved), "the bot's first sync token")
+            await eventually(lambda: bool(tokens.saved), "the bot's first sync token",
+                             seconds=30, every=0.1)
             first = dict(tokens.saved)
             root = await alice.send(room, "@bot foodselection tomorrow")
             await alice.wait_bot(room, root, "Which dish for")
             # A sync's token is stored once its messages are handled, when the bot asks
             # for the next: a moment after its reply, which alice may see first.
-            await _until(lambda: tokens.saved != first,
-                         "the token of the sync that brought her message")
+            await eventually(lambda: tokens.saved != first,
+                             "the token of the sync that brought her message",
+                             seconds=30, every=0.1)
         await alice.send(room, "3", thread=root)  # while the hub is down
         await meanwhile()
         async with serving(hub.build(), room, tokens=tokens, **options):
