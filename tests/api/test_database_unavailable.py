@@ -65,8 +65,9 @@ def database_down(runtime: HubRuntime, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runtime.auth, "authenticate", refuse)
 
 
-async def test_every_door_answers_503_in_its_own_shape(client: httpx.AsyncClient,
-                                                       database_down: None) -> None:
+async def test_every_door_answers_503_in_its_own_shape(
+    client: httpx.AsyncClient, database_down: None, caplog: pytest.LogCaptureFixture
+) -> None:
     headers = bearer(ADMIN_TOKEN)
     native = await client.post("/api/v1/tickets", headers=headers,
                                json={"kind": "question", "title": "q"})
@@ -82,6 +83,15 @@ async def test_every_door_answers_503_in_its_own_shape(client: httpx.AsyncClient
         assert response.json()["code"] == "database_unavailable"
     assert set(ap.json()) >= {"message", "code"} and ap.json()["code"] == "database_unavailable"
     assert openai.json()["error"]["code"] == "database_unavailable"
+    # one warning line each, whether a direct route (the ask, the AP create) or the
+    # router's handler answered
+    warned = [r.getMessage() for r in caplog.records
+              if r.getMessage().startswith("database unavailable on")]
+    assert [w.split(":")[0] for w in warned] == [
+        "database unavailable on POST /api/v1/tickets",
+        "database unavailable on GET /api/v1/tickets",
+        "database unavailable on POST /ap/v1/agent/tasks",
+        "database unavailable on POST /v1/chat/completions"]
 
 
 def test_a_refused_postgresql_connection_is_unavailable() -> None:

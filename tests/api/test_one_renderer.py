@@ -6,7 +6,7 @@ builds error bodies."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,8 @@ CASES: list[tuple[str, str, dict[str, Any], int, tuple[str, str]]] = [
      ("ap", "validation_failed")),
     ("AP direct route, too large", "POST /ap/v1/agent/tasks",
      {"json": {"input": "x" * LIMIT}}, 413, ("ap", "payload_too_large")),
+    ("OpenAI, too large", "POST /v1/chat/completions", {"content": b"x" * (LIMIT + 1)},
+     413, ("openai", "payload_too_large")),
     ("OpenAI, bad key", "POST /v1/chat/completions",
      {"json": {"model": "human", "messages": [{"role": "user", "content": "hi"}]},
       "headers": {"authorization": "Bearer th_wrong"}}, 401, ("openai", "unauthenticated")),
@@ -83,6 +85,55 @@ async def test_every_door_renders_through_the_one_renderer(
     response = await client.request(method, path, headers=headers, **request_args)
     assert response.status_code == status, response.text
     assert rendered == [wire]
+
+
+async def _streamed(size: int) -> AsyncIterator[bytes]:
+    """A body without ``Content-Length`` (sent chunked): only counting it tells its size."""
+    for _ in range(0, size, 1024):
+        yield b"x" * 1024
+
+
+@pytest.mark.parametrize(("path", "wire"), [
+    ("/api/v1/tickets", "problem"), ("/ap/v1/agent/tasks", "ap"),
+    ("/v1/chat/completions", "openai"), ("/mcp", "problem")])
+async def test_a_streamed_body_over_the_limit_is_refused_in_its_doors_format(
+    client: httpx.AsyncClient, rendered: list[tuple[str, str]], agent: dict[str, str],
+    path: str, wire: str
+) -> None:
+    response = await client.post(path, content=_streamed(LIMIT + 2048), headers=agent)
+    assert response.status_code == 413, response.text
+    assert response.headers["connection"] == "close"
+    # (a handler that was reading the body may have rendered it too; the limit's answer
+    # replaces its answer, in the same format)
+    assert set(rendered) == {(wire, "payload_too_large")}
+    assert response.headers["content-type"] == (
+        "application/problem+json" if wire == "problem" else "application/json")
+
+
+async def test_a_route_may_take_more_than_the_hubs_limit(
+    client: httpx.AsyncClient, rendered: list[tuple[str, str]], agent: dict[str, str]
+) -> None:
+    """An Agent Protocol upload is held to ``ap_max_artifact_bytes`` (its route's
+    ``body_limit``), not to the hub's ``max_body_bytes`` that every JSON body has."""
+    task = (await client.post("/ap/v1/agent/tasks", json={"input": "t"}, headers=agent)).json()
+    url = f"/ap/v1/agent/tasks/{task['task_id']}/artifacts"
+    upload = await client.post(url, files={"file": ("a.bin", b"x" * (LIMIT * 4))},
+                               headers=agent)
+    assert upload.status_code == 200, upload.text
+    form = httpx.Request("POST", url, files={"file": ("b.bin", b"x" * (LIMIT * 4))})
+    body = form.read()
+
+    async def chunked() -> AsyncIterator[bytes]:  # no Content-Length: counted as it comes
+        for at in range(0, len(body), 1024):
+            yield body[at:at + 1024]
+
+    streamed = await client.post(url, content=chunked(), headers={
+        **agent, "content-type": form.headers["content-type"]})
+    assert streamed.status_code == 200, streamed.text
+    as_json = await client.post("/ap/v1/agent/tasks", json={"input": "x" * LIMIT * 4},
+                                headers=agent)
+    assert as_json.status_code == 413
+    assert rendered == [("ap", "payload_too_large")]
 
 
 def test_a_problem_renders_in_each_wire_format() -> None:

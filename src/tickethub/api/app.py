@@ -61,11 +61,11 @@ def create_app(hub: AppHub) -> FastAPI:
     app.state.hub = hub
     # Innermost first: the direct routes, then the error guard and the body limit, then
     # whatever is added later (each add_middleware wraps the ones before it).
-    app.add_middleware(DirectRoutes, routes=lambda: app.routes,
-                       max_body_bytes=lambda: hub.settings.max_body_bytes)
+    app.add_middleware(DirectRoutes, routes=lambda: app.routes)
     problems.install(app)
+    # every body held to its route's limit, a 413 in its route's format
     app.add_middleware(BodySizeLimit, max_bytes=hub.settings.max_body_bytes,
-                       exempt=(agent_protocol.PREFIX + "/",))  # /ap/v1 enforces its own
+                       routes=lambda: app.routes)
     app.add_middleware(RequestIds)  # outermost: every request, errors included, has its id
     app.include_router(tickets.router)
     app.include_router(events.router)

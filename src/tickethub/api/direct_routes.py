@@ -8,8 +8,8 @@ Nothing here names a path. A route opts in by decorating its endpoint with
 :class:`DirectRoutes` middleware builds its table from ``app.routes`` (each such route's
 ``path_regex``, ``methods`` and endpoint), so the route table stays the only one. It sits
 in the app's middleware stack like any other middleware (anything added with
-``app.add_middleware`` runs around it; the error guard ``UnexpectedErrors`` too), holds
-the body to the route's limit with the same check (``api/limits.py``), renders errors
+``app.add_middleware`` runs around it; the error guard ``UnexpectedErrors`` and the body
+limit ``api/limits.BodySizeLimit`` too, which holds its body to the route's), renders errors
 with the one renderer in the route's wire format (``api/problems.py``) and encodes JSON
 as the routes do (``json_codec``). A request it does not take (another path or method,
 a ``POST`` body not declared JSON, a ``GET`` with a body) goes on to FastAPI unchanged;
@@ -28,8 +28,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tickethub.api.limits import limited
-from tickethub.api.problems import INTERNAL, problem_of, render
+from tickethub.api.problems import INTERNAL, log_outage, problem_of, render, route_path
 from tickethub.api.responses import FastJSONResponse
 
 
@@ -112,18 +111,16 @@ class DirectRoutes:
     _WANTED = frozenset((b"content-type", b"content-length", b"transfer-encoding",
                          b"authorization", b"idempotency-key", b"x-tickethub-via"))
 
-    def __init__(self, app: ASGIApp, routes: Callable[[], list[BaseRoute]],
-                 max_body_bytes: Callable[[], int]) -> None:
+    def __init__(self, app: ASGIApp, routes: Callable[[], list[BaseRoute]]) -> None:
         self.app = app
         self._routes = routes  # the app's routes, read once at the first request
-        self._max_body_bytes = max_body_bytes
         self._table: list[_Direct] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] in _METHODS:
             if self._table is None:
                 self._table = _direct_routes(self._routes())
-            path = scope["path"]
+            path = route_path(scope)
             method = scope["method"]
             for entry in self._table:
                 match = entry.path_regex.match(path)
@@ -145,10 +142,8 @@ class DirectRoutes:
                      send: Send) -> None:
         scope["route"] = route  # as the router would: the route's wire format applies
         scope["path_params"] = params
-        limit = getattr(route, "body_limit", None)
         try:
-            body = await _read(limited(scope, receive, limit(scope) if limit is not None
-                                       else self._max_body_bytes()))
+            body = await _read(receive)  # held to the route's limit by ``BodySizeLimit``
             out = await handler(DirectRequest(scope.get("app"), scope, params, headers, body))
             response = out if isinstance(out, Response) else FastJSONResponse(out)
         except ClientGone:
@@ -157,6 +152,7 @@ class DirectRoutes:
             problem = problem_of(exc)
             if problem is INTERNAL:
                 raise  # a bug: the app's guard (UnexpectedErrors) logs and answers it
+            log_outage(exc, scope)
             response = render(problem, scope)
         await response(scope, receive, send)
 

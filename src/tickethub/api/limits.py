@@ -1,17 +1,38 @@
-"""Request body size limits: one check, used by the app-wide middleware and by any door
-with limits of its own (the Agent Protocol door's uploads)."""
+"""Request body size limits: one check (:func:`limited`) in one place, the app-wide
+:class:`BodySizeLimit` middleware, which holds every request to its route's limit and
+answers one over it in that route's wire format."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Sequence
+
+from fastapi.routing import iter_route_contexts
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tickethub.api.problems import problem_json, render
+from tickethub.api.problems import Wire, problem_json, render, route_path
 from tickethub.errors import PayloadTooLarge
 
 
 def too_large(max_bytes: int) -> PayloadTooLarge:
     return PayloadTooLarge(f"the request body is over the limit of {max_bytes} bytes",
                            field="body")
+
+
+def declared_length(scope: Scope) -> int | None:
+    """The body's length as ``Content-Length`` gives it (0 without one), or ``None`` when
+    it is not framed by it (``Transfer-Encoding``, a malformed value): then only counting
+    the body as it streams in tells."""
+    length = 0
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            if not value.isdigit():
+                return None  # let the count decide; the server refuses it anyway
+            length = int(value)
+        elif name == b"transfer-encoding":
+            return None
+    return length
 
 
 def limited(scope: Scope, receive: Receive, max_bytes: int) -> Receive:
@@ -21,16 +42,10 @@ def limited(scope: Scope, receive: Receive, max_bytes: int) -> Receive:
     ``receive`` itself when the body cannot pass the limit: a request without
     ``Transfer-Encoding`` has the body its ``Content-Length`` says (none without one),
     which the server's HTTP parser holds it to, so there is nothing to count."""
-    framed = True
-    for name, value in scope.get("headers", ()):
-        if name == b"content-length":
-            if not value.isdigit():
-                framed = False  # let the count below decide; the server refuses it anyway
-            elif int(value) > max_bytes:
-                raise too_large(max_bytes)
-        elif name == b"transfer-encoding":
-            framed = False
-    if framed:
+    length = declared_length(scope)
+    if length is not None:
+        if length > max_bytes:
+            raise too_large(max_bytes)
         return receive
     seen = 0
 
@@ -46,27 +61,68 @@ def limited(scope: Scope, receive: Receive, max_bytes: int) -> Receive:
     return receive_limited
 
 
-class BodySizeLimit:
-    """Rejects bodies over ``max_bytes`` with 413 (see :func:`limited`), answered as
-    ``application/problem+json`` (the limit is checked before any route is chosen) with
-    ``Connection: close``. Paths under ``exempt`` (a door with limits of its own) are left
-    alone."""
+RouteTable = list[tuple[re.Pattern[str], frozenset[str], BaseRoute]]
 
-    def __init__(self, app: ASGIApp, max_bytes: int, exempt: tuple[str, ...] = ()) -> None:
+
+def route_table(routes: Sequence[BaseRoute]) -> RouteTable:
+    """Each route of ``routes`` (included routers' too, with their prefixes) as (path
+    regex, methods — empty for a mount —, the route as declared), in the router's
+    order."""
+    return [(context.path_regex, frozenset(context.methods or ()), context.original_route)
+            for context in iter_route_contexts(routes)]
+
+
+def route_of(scope: Scope, table: RouteTable) -> BaseRoute | None:
+    """The route of ``table`` that the router takes ``scope`` to, or the first that
+    serves its path with another method (its 405); ``None`` for an unknown path."""
+    path = route_path(scope)
+    method = scope["method"]
+    partial = None
+    for path_regex, methods, route in table:
+        if path_regex.match(path):
+            if not methods or method in methods:
+                return route
+            if partial is None:
+                partial = route
+    return partial
+
+
+class BodySizeLimit:
+    """Rejects a body over its route's limit with 413 (see :func:`limited`) and
+    ``Connection: close``, in the route's wire format (``api/problems.py``), before the
+    app reads it: the hub's ``max_bytes``, or more where the route says so with a
+    ``body_limit(scope)`` method (the Agent Protocol door's uploads). A route can only
+    raise the limit: a body within ``max_bytes`` by its ``Content-Length`` (nearly every
+    request) goes on without looking the route up. ``routes``: the app's, read at the
+    first request that needs them."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int,
+                 routes: Callable[[], Sequence[BaseRoute]] = lambda: ()) -> None:
         self.app = app
         self.max_bytes = max_bytes
-        self.exempt = exempt
+        self._routes = routes
+        self._table: RouteTable | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or (self.exempt and scope["path"].startswith(self.exempt)):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        try:
-            checked = limited(scope, receive, self.max_bytes)
-        except PayloadTooLarge as exc:
-            await self._reject(exc, scope, receive, send)
+        length = declared_length(scope)
+        if length is not None and length <= self.max_bytes:
+            await self.app(scope, receive, send)
             return
-        if checked is receive:  # a body within the limit by its length: nothing to watch
+        if self._table is None:
+            self._table = route_table(self._routes())
+        route = route_of(scope, self._table)
+        route_limit = getattr(route, "body_limit", None)
+        limit = max(self.max_bytes, route_limit(scope) if route_limit is not None else 0)
+        wire: Wire = getattr(route, "wire", problem_json)
+        try:
+            checked = limited(scope, receive, limit)
+        except PayloadTooLarge as exc:
+            await _reject(exc, wire, scope, receive, send)
+            return
+        if checked is receive:  # a body within the route's limit by its length
             await self.app(scope, receive, send)
             return
         exceeded: PayloadTooLarge | None = None
@@ -88,16 +144,16 @@ class BodySizeLimit:
                 await send(message)
             elif message["type"] == "http.response.start" and not rejected:
                 rejected = True
-                await self._reject(exceeded, scope, receive, send)
+                await _reject(exceeded, wire, scope, receive, send)
 
         try:
             await self.app(scope, receive_checked, guarded_send)
         except PayloadTooLarge as exc:
             if not rejected:
-                await self._reject(exc, scope, receive, send)
+                await _reject(exc, wire, scope, receive, send)
 
-    @staticmethod
-    async def _reject(exc: PayloadTooLarge, scope: Scope, receive: Receive, send: Send
-                      ) -> None:
-        response = render(exc.problem(), scope, wire=problem_json, headers={"Connection": "close"})
-        await response(scope, receive, send)
+
+async def _reject(exc: PayloadTooLarge, wire: Wire, scope: Scope, receive: Receive,
+                  send: Send) -> None:
+    response = render(exc.problem(), scope, wire=wire, headers={"Connection": "close"})
+    await response(scope, receive, send)

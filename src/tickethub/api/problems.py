@@ -117,15 +117,22 @@ def render(problem: Problem, scope: Scope | None = None, *, wire: Wire | None = 
                     headers={**problem.headers, **(headers or {})})
 
 
+def route_path(scope: Scope) -> str:
+    """The request's path as the routes match it: without the app's ``root_path`` (a
+    hub served under a prefix by a proxy)."""
+    path: str = scope["path"]
+    root = scope.get("root_path", "")
+    if root and path.startswith(root):
+        return path[len(root):]
+    return path
+
+
 def allowed_methods(request: Request, routes: Sequence[BaseRoute] | None = None
                     ) -> list[str]:
     """Every method that ``routes`` (default: the app's, included routers' too) serve at
     the request's path, for a 405's ``Allow``. Starlette names only the first route that
     matched the path, though GET and POST of one path are often two routes."""
-    path = request.scope["path"]
-    root = request.scope.get("root_path", "")
-    if root and path.startswith(root):
-        path = path[len(root):]
+    path = route_path(request.scope)
     methods: set[str] = set()
     for context in iter_route_contexts(request.app.router.routes if routes is None
                                        else routes):
@@ -134,11 +141,17 @@ def allowed_methods(request: Request, routes: Sequence[BaseRoute] | None = None
     return sorted(methods)
 
 
+def log_outage(exc: BaseException, scope: Scope) -> None:
+    """A request failed on a database outage: one warning line, not a traceback each
+    (the route's handler and the direct routes alike)."""
+    if isinstance(exc, DatabaseUnavailable):
+        log.warning("database unavailable on %s %s: %s", scope.get("method"),
+                    scope.get("path"), exc)
+
+
 async def _handle(request: Request, exc: Exception) -> Response:
     """The exception handler for every error class the app maps (see ``install``)."""
-    if isinstance(exc, DatabaseUnavailable):  # an outage: one line, not a traceback each
-        log.warning("database unavailable on %s %s: %s", request.method,
-                    request.url.path, exc)
+    log_outage(exc, request.scope)
     headers = None
     if isinstance(exc, HTTPException) and exc.status_code == 405:
         # Starlette's own Allow names only the first route that matched the path.

@@ -8,22 +8,19 @@ wants. This module only says how a :class:`~tickethub.errors.Problem` looks on t
 ``api/problems.py`` renders every error with it, so it applies to these routes only; the
 rest of the hub keeps its ``application/problem+json``.
 
-The route class also holds request bodies to this door's limits (the app-wide limit
-exempts ``/ap/v1/``), with the same check (``api/limits.py``): the hub's
-``max_body_bytes`` for JSON bodies, and ``ap_max_artifact_bytes`` plus room for the
-multipart envelope for uploads.
+The route class also names this door's body limits (``body_limit``, which the app-wide
+``api/limits.BodySizeLimit`` holds every request to): the hub's ``max_body_bytes`` for
+JSON bodies, and ``ap_max_artifact_bytes`` plus room for the multipart envelope for
+uploads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
 from typing import Any
 
-from fastapi import Request, Response
 from fastapi.routing import APIRoute
 from starlette.types import Scope
 
-from tickethub.api.limits import limited
 from tickethub.errors import Problem
 
 UPLOAD_OPERATION = "uploadAgentTaskArtifacts"
@@ -53,7 +50,7 @@ def agent_protocol_json(problem: Problem, instance: str | None
 class AgentProtocolRoute(APIRoute):
     """An ``APIRoute`` of this door: its errors are rendered in the Agent Protocol's
     shape (``wire``, read by ``api/problems.py``) and its body is held to the door's
-    limit."""
+    limit (``body_limit``, read by ``api/limits.BodySizeLimit``)."""
 
     wire = staticmethod(agent_protocol_json)
 
@@ -63,15 +60,3 @@ class AgentProtocolRoute(APIRoute):
         if self.operation_id == UPLOAD_OPERATION:
             return int(settings.ap_max_artifact_bytes) + MULTIPART_SLACK
         return int(settings.max_body_bytes)
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handle = super().get_route_handler()
-
-        async def handler(request: Request) -> Response:
-            if request.method in ("POST", "PUT", "PATCH"):
-                receive = limited(request.scope, request.receive,
-                                  self.body_limit(request.scope))
-                request = Request(request.scope, receive)
-            return await handle(request)
-
-        return handler
