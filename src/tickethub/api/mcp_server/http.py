@@ -11,7 +11,6 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.routing import Route
@@ -19,9 +18,9 @@ from starlette.types import Receive, Scope, Send
 
 from tickethub.api.deps import actor_for, bearer_of, bearer_token, client_address
 from tickethub.api.mcp_server.desk import Desk, LocalDesk
-from tickethub.api.mcp_server.tools import build_server
+from tickethub.api.mcp_server.tools import build_server, tool_error
 from tickethub.api.problems import render
-from tickethub.errors import TickethubError
+from tickethub.errors import DatabaseUnavailable, TickethubError
 from tickethub.services.doors import TicketsDoor
 
 PATH = "/mcp"
@@ -52,8 +51,8 @@ def mount(app: FastAPI, hub: TicketsDoor) -> None:
         headers = ctx.headers or {}
         try:  # checked (and throttled) by _Authenticated already: usually a cache hit
             actor = await actor_for(hub, bearer_of(headers.get("authorization", "")))
-        except TickethubError as exc:
-            raise ToolError(f"{exc.code}: {exc.detail}") from None
+        except (TickethubError, DatabaseUnavailable) as exc:
+            raise tool_error(exc.problem()) from None
         return LocalDesk(hub, actor)
 
     server = build_server(desk_for, hub.settings.mcp_wait_seconds)

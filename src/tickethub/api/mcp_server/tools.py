@@ -19,7 +19,7 @@ from tickethub import __version__
 from tickethub.api.mcp_server.desk import JSON, Desk, Question
 from tickethub.api.wire_types import Id
 from tickethub.domain.status import Kind
-from tickethub.errors import DatabaseUnavailable, TickethubError
+from tickethub.errors import DatabaseUnavailable, Problem, TickethubError
 
 DeskFor = Callable[[Context], Awaitable[Desk]]
 
@@ -53,20 +53,27 @@ def _schema_for(options: list[str] | None, answer_schema: JSON | None) -> JSON |
     return answer_schema
 
 
+def tool_error(problem: Problem, schema_param: str = "response_schema") -> ToolError:
+    """This door's wire format of a problem: a tool error whose text is
+    ``code: detail (field)``, plus when to try again for a problem that says so
+    (``Retry-After``: a throttle, a database outage), since an MCP client sees only the
+    text. ``schema_param``: what the tool calls the ticket's ``response_schema``."""
+    field = problem.field
+    if field is not None and field.split(".")[0] == "response_schema":
+        field = schema_param + field[len("response_schema"):]
+    text = f"{problem.code}: {problem.detail}" + (f" ({field})" if field else "")
+    retry = problem.headers.get("Retry-After")
+    if retry is not None:
+        text += f"; try again in {retry} s"
+    return ToolError(text)
+
+
 async def _guard(work: Awaitable[Any], schema_param: str = "response_schema") -> Any:
-    """The tool's result, or a ToolError naming the field; ``schema_param``: what this
-    tool calls the ticket's ``response_schema``."""
+    """The tool's result, or its problem as a :func:`tool_error`."""
     try:
         return await work
-    except TickethubError as exc:
-        field = exc.field
-        if field is not None and field.split(".")[0] == "response_schema":
-            field = schema_param + field[len("response_schema"):]
-        where = f" ({field})" if field else ""
-        raise ToolError(f"{exc.code}: {exc.detail}{where}") from None
-    except DatabaseUnavailable as exc:
-        problem = exc.problem()
-        raise ToolError(f"{problem.code}: {problem.detail}") from None
+    except (TickethubError, DatabaseUnavailable) as exc:
+        raise tool_error(exc.problem(), schema_param) from None
 
 
 def build_server(desk_for: DeskFor, max_wait: float) -> MCPServer:
