@@ -75,6 +75,25 @@ def test_a_thread_reads_its_version_open_conversations_and_oldest_pending(chat: 
     assert chat.snapshot("matrix:!other:$x").open == []
 
 
+def test_threads_with_messages_to_handle_are_found_per_transport(chat: Any) -> None:
+    """What a pump scans for: threads with pending messages of its transport, the one
+    with the oldest such message first; handled ones drop out."""
+    other = "slack:C1:2"
+    assert chat.pending_threads("slack") == []
+    first = chat.receive("slack:C1:1", "slack", "e1", "U1", "a", {}, NOW)
+    chat.receive(other, "slack", "e2", "U1", "b", {}, NOW)
+    chat.receive("slack:C1:1", "slack", "e3", "U1", "c", {}, NOW)
+    chat.receive(T, "matrix", "$e1", "@ann", "hi", {}, NOW)
+    assert chat.pending_threads("slack") == ["slack:C1:1", other]
+    assert chat.pending_threads("matrix") == [T]
+    assert chat.commit("slack:C1:1", 0, first.seq, "r", [], NOW) == []
+    assert chat.pending_threads("slack") == [other, "slack:C1:1"]  # e3 is newer than e2
+    second = chat.snapshot(other).next_item
+    assert chat.commit(other, 0, second.seq, "r", [], NOW) == []
+    assert chat.pending_threads("slack") == ["slack:C1:1"]
+    assert chat.pending_threads("telegram") == []
+
+
 def test_a_commit_at_a_stale_version_changes_nothing(chat: Any, store: Any) -> None:
     [a] = _tickets(store, 1)
     item = chat.receive(T, "matrix", "$e1", "@ann", "hi", {}, NOW)

@@ -2,10 +2,12 @@
 transports (``channels/chat_hooks``, docs/chat.md).
 
 Each hook checks the platform's signature or token first (401, nothing queued), parses
-the payload (400/422 naming the field), queues the message for the engine and answers
-at once — the engine handles it in the background and drops platform retries by event
-id. A hook whose transport is not configured is 404. Bodies over ``max_body_bytes``
-are refused (413) by the app's body limit before they get here.
+the payload (400/422 naming the field), stores the message in its thread's queue and
+then answers — the engine handles it in the background (in the leading process) and
+drops platform retries by event id; a database away is 503 with ``Retry-After``, and
+the platform sends the message again. A hook whose transport is not configured is 404.
+Bodies over ``max_body_bytes`` are refused (413) by the app's body limit before they get
+here.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ async def slack_events(request: Request, hub: HooksDoor = Depends(runtime)) -> A
     except ValueError as exc:
         raise ValidationFailed(f"{exc} is missing or not a string", field=str(exc)) from None
     if msg is not None:
-        transport.push(msg)
+        await transport.accept(msg)
     return {"queued": msg is not None, "event_id": payload.get("event_id")}
 
 
@@ -102,7 +104,7 @@ async def mattermost_hook(request: Request, hub: HooksDoor = Depends(runtime)) -
         msg = mattermost.parse_post(payload, transport.actors, root)
     except ValueError as exc:
         raise ValidationFailed(f"{exc} is missing or not a string", field=str(exc)) from None
-    transport.push(msg)
+    await transport.accept(msg)
     return {}  # nothing posted from here: the replies go through the API
 
 
@@ -123,5 +125,5 @@ async def telegram_hook(request: Request, hub: HooksDoor = Depends(runtime)) -> 
         raise ValidationFailed(f"{exc} is missing or of the wrong type",
                                field=str(exc)) from None
     if msg is not None:
-        transport.push(msg)
+        await transport.accept(msg)
     return {"queued": msg is not None}

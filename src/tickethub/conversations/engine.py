@@ -80,6 +80,15 @@ class ConversationEngine:
 
     def receive(self, msg: ChatMessage) -> Outcome:
         """Queue ``msg`` and handle its thread; a repeated event id does nothing."""
+        thread = self.accept(msg)
+        if thread is None:
+            return Outcome(duplicate=True)
+        return self.drain(thread)
+
+    def accept(self, msg: ChatMessage) -> str | None:
+        """Store ``msg`` in its thread's queue, to be handled by :meth:`drain` (in this
+        process or another), and return the thread's key; ``None`` for a repeated
+        event id. Once this returns, the message survives any restart."""
         thread = msg.thread
         if msg.direct:
             waiting = self._awaiting_direct(msg.sender)
@@ -87,9 +96,11 @@ class ConversationEngine:
                 thread = ThreadRef.parse(waiting.thread)
         item = self._state.receive(thread.key, msg.transport, msg.event_id, msg.sender,
                                    msg.body, msg.to_data(), self._clock.now())
-        if item is None:
-            return Outcome(duplicate=True)
-        return self.drain(thread.key)
+        return None if item is None else thread.key
+
+    def pending_threads(self, transport: str) -> list[str]:
+        """Threads with messages of ``transport`` accepted and not yet handled."""
+        return self._state.pending_threads(transport)
 
     def drain(self, thread: str) -> Outcome:
         """Handle the thread's pending messages in order until none is left."""

@@ -33,7 +33,6 @@ from collections.abc import Sequence
 
 from sqlalchemy.engine import make_url
 
-from tickethub.channels import chat_hooks
 from tickethub.server.runtime import SHUTDOWN_GRACE_SECONDS
 from tickethub.settings import Settings
 
@@ -56,13 +55,6 @@ def refusal(settings: Settings, workers: int) -> str | None:
     if settings.bus == "memory":
         return ("--workers above 1 needs TICKETHUB_BUS=postgres or auto: the memory bus "
                 "cannot wake waiters across processes")
-    if chat_hooks.enabled(settings):
-        # A hook queues its message in the memory of the process it reached, and only
-        # the leading process runs the conversations: one that reached another worker
-        # would be acknowledged to the platform and never handled.
-        return ("--workers above 1 cannot take chat webhooks (Slack, Mattermost, "
-                "Telegram): they are handled in the process they reach; serve them with "
-                "one worker")
     return None
 
 

@@ -32,6 +32,12 @@ class ChatState(Protocol):
 
     def snapshot(self, thread: str) -> ThreadSnapshot: ...
 
+    def pending_threads(self, transport: str) -> list[str]:
+        """The threads with messages of ``transport`` still to handle, in the order of
+        their oldest such message (received by any process, or left by one that
+        stopped)."""
+        ...
+
     def commit(self, thread: str, expected_version: int, item_seq: int | None, route: str,
                changes: list[ConversationChange], at: datetime) -> list[int] | None:
         """Mark item ``item_seq`` done with its route and write ``changes``, if the

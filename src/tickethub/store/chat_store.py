@@ -16,6 +16,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
     insert,
     select,
     update,
@@ -140,6 +141,15 @@ class SqlChatState:
             return self.receive(thread, transport, event_id, sender, body, data, at)
         return InboxItem(seq, thread, transport, event_id, sender, body, data, "pending",
                          None, at)
+
+    def pending_threads(self, transport: str) -> list[str]:
+        oldest = func.min(chat_inbox.c.seq)
+        with self._store.read() as uow:
+            rows = uow.connection.execute(
+                select(chat_inbox.c.thread, oldest).where(
+                    chat_inbox.c.transport == transport, chat_inbox.c.status == "pending",
+                ).group_by(chat_inbox.c.thread).order_by(oldest)).all()
+        return [row[0] for row in rows]
 
     def snapshot(self, thread: str) -> ThreadSnapshot:
         with self._store.read() as uow:

@@ -59,6 +59,14 @@ class MemoryChatState:
             changes.put(self._events, (transport, event_id), seq)
             return item
 
+    def pending_threads(self, transport: str) -> list[str]:
+        with self._store.transaction():
+            threads: dict[str, None] = {}
+            for item in sorted(self._inbox.values(), key=lambda i: i.seq):
+                if item.transport == transport and item.status == "pending":
+                    threads.setdefault(item.thread)
+            return list(threads)
+
     def snapshot(self, thread: str) -> ThreadSnapshot:
         with self._store.transaction():
             item = next((i for i in self._inbox.values()

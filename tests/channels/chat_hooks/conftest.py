@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 from bench.chat_standin import StandIn
+from sqlalchemy import select
 
 from tests.conftest import ADMIN_TOKEN
+from tickethub.server.runtime import HubRuntime
 from tickethub.settings import Settings
+from tickethub.store.chat_store import chat_inbox
 
 SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 MATTERMOST_TOKEN = "xr3j5x3p4pfk7dkpwr3ftjpctr"
@@ -37,3 +40,12 @@ def settings(tmp_path: Path, database_url: str, standin: StandIn) -> Settings:
                     telegram_api_url=standin.url,
                     chat_actors={"slack:U0ALICE001": "alice", "mattermost:alice0id": "alice",
                                  "telegram:1111111": "alice"})
+
+
+def stored(runtime: HubRuntime, transport: str) -> list[str]:
+    """The event ids of every message the hooks of ``transport`` stored (handled or
+    not), oldest first."""
+    with runtime.engine.connect() as connection:
+        return list(connection.execute(
+            select(chat_inbox.c.event_id).where(chat_inbox.c.transport == transport)
+            .order_by(chat_inbox.c.seq)).scalars())

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from bench.chat_standin import StandIn
 
-from tests.channels.chat_hooks.conftest import MATTERMOST_TOKEN
+from tests.channels.chat_hooks.conftest import MATTERMOST_TOKEN, stored
 from tests.channels.chat_hooks.flow import order_lunch, saved_order
 from tickethub.server.runtime import HubRuntime
 
@@ -48,7 +48,7 @@ async def test_an_unknown_token_is_401_and_nothing_is_queued(
     del forged["token"]
     r = await client.post("/hooks/mattermost", json=forged)
     assert r.status_code == 401
-    assert runtime.chat_hooks["mattermost"]._inbound.empty()
+    assert stored(runtime, "mattermost") == []
 
 
 async def test_bad_payloads_name_the_field(client: httpx.AsyncClient) -> None:

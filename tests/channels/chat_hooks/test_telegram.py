@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from bench.chat_standin import StandIn
 
-from tests.channels.chat_hooks.conftest import TELEGRAM_SECRET
+from tests.channels.chat_hooks.conftest import TELEGRAM_SECRET, stored
 from tests.channels.chat_hooks.flow import order_lunch, saved_order
 from tickethub.channels.chat_hooks.base import Actors
 from tickethub.channels.chat_hooks.telegram import WHOLE_CHAT, parse_update
@@ -68,7 +68,7 @@ async def test_a_wrong_secret_is_401_and_nothing_is_queued(
         assert r.status_code == 401
         assert r.headers["content-type"] == "application/problem+json"
         assert r.json()["field"] == "X-Telegram-Bot-Api-Secret-Token"
-    assert runtime.chat_hooks["telegram"]._inbound.empty()
+    assert stored(runtime, "telegram") == []
 
 
 async def test_bad_updates_name_the_field(client: httpx.AsyncClient) -> None:

@@ -6,6 +6,7 @@ configured."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from tickethub.channels.chat_hooks.base import Actors, WebhookTransport
@@ -26,7 +27,7 @@ def install(runtime: Host, state: ChatState) -> None:
     from tickethub.channels.chat_hooks.slack import SlackTransport
     from tickethub.channels.chat_hooks.telegram import TelegramTransport
     from tickethub.conversations.loading import build_engine
-    from tickethub.conversations.pump import run_conversations
+    from tickethub.conversations.pump import run_accepted
 
     settings = runtime.settings
     actors = Actors(settings.chat_actors)
@@ -46,13 +47,24 @@ def install(runtime: Host, state: ChatState) -> None:
         transports.append(TelegramTransport(actors, runtime.http, settings.telegram_api_url,
                                             token.get_secret_value() if token else ""))
     runtime.provide("chat_hooks", {t.name: t for t in transports})
+    bus = runtime.bus
     for transport in transports:
+        transport.bind(engine.accept, functools.partial(bus.broadcast, TOPIC))
 
         async def serve(transport: WebhookTransport = transport) -> None:
-            await run_conversations(engine, transport,
-                                    expire_every=settings.chat_timeout_check_seconds)
+            every = settings.chat_timeout_check_seconds
+            await run_accepted(engine, transport, expire_every=every, rescan_every=every)
 
-        runtime.add_loop(serve)
+        runtime.add_loop(serve)  # in the leading process only
+
+    def announced(message: str) -> None:
+        for transport in transports:
+            transport.announced(message)
+
+    bus.subscribe(TOPIC, announced)
+
+
+TOPIC = "chat_hooks"  # the bus topic: a message stored by another process (base.py)
 
 
 def enabled(settings: Settings) -> bool:
