@@ -19,11 +19,14 @@ from tickethub.store.memory_chat import MemoryChatState
 from tickethub.store.memory_github import MemoryGithubStore
 from tickethub.store.memory_inbox import MemoryInboxReader
 from tickethub.store.memory_mail import MemoryMailState
+from tickethub.store.memory_sessions import MemorySessionStore
 from tickethub.store.memory_store import MemoryStore
+from tickethub.store.memory_web_marks import MemoryReadMarks, MemorySavedViews
 
 __all__ = ["CountingTokens", "FakeClock", "MemoryAgentStore", "MemoryApStore",
            "MemoryChatState", "MemoryGithubStore", "MemoryInboxReader", "MemoryMailState",
-           "MemoryStore", "RecordingNotifier"]
+           "MemoryReadMarks", "MemorySavedViews", "MemorySessionStore", "MemoryStore",
+           "RecordingNotifier"]
 
 
 class FakeClock:
