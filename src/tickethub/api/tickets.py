@@ -62,7 +62,12 @@ router = APIRouter(prefix="/api/v1", tags=["tickets"], responses=PROBLEM_RESPONS
 
 Hub = Annotated[TicketsDoor, Depends(runtime)]
 Me = Annotated[Actor, Depends(current_actor)]
-IdempotencyKey = Annotated[str | None, Field(max_length=200)]
+# Limits each shared by a route's declaration (FastAPI's check, the OpenAPI document)
+# and its direct handler's own check (``direct_routes``), so the two cannot drift.
+IDEMPOTENCY_KEY_MAX = 200
+WAIT_MAX_SECONDS = 60.0
+WAIT_DEFAULT_SECONDS = 30.0
+IdempotencyKey = Annotated[str | None, Field(max_length=IDEMPOTENCY_KEY_MAX)]
 
 
 def _out(hub: TicketsDoor, ticket: Ticket, status_code: int = 200,
@@ -161,7 +166,7 @@ async def _answer_direct(request: DirectRequest) -> Response:
 @direct(_ask_direct)
 async def create_ticket(
     body: TicketIn, hub: Hub, me: Me,
-    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    idempotency_key: Annotated[str | None, Header(max_length=IDEMPOTENCY_KEY_MAX)] = None,
 ) -> Response:
     """Open a ticket. With an ``Idempotency-Key`` header a retried request returns the
     ticket the first one made (200, ``Idempotent-Replayed: true``) instead of a second."""
@@ -303,7 +308,7 @@ async def label(ticket_id: Id, body: LabelIn, hub: Hub, me: Me) -> Response:
     return _out(hub, ticket)
 
 
-_TIMEOUT: TypeAdapter[float] = TypeAdapter(Annotated[float, Field(ge=0, le=60)])
+_TIMEOUT: TypeAdapter[float] = TypeAdapter(Annotated[float, Field(ge=0, le=WAIT_MAX_SECONDS)])
 
 
 def _query_value(query_string: bytes, name: str) -> str | None:
@@ -322,8 +327,8 @@ async def _wait_direct(request: DirectRequest) -> Response:
     ticket_id = _checked(_TICKET_ID, request.path_params["ticket_id"],
                          ("path", "ticket_id"), errors)
     raw_timeout = _query_value(request.scope.get("query_string", b""), "timeout")
-    timeout = 30.0 if raw_timeout is None else _checked(_TIMEOUT, raw_timeout,
-                                                        ("query", "timeout"), errors)
+    timeout = WAIT_DEFAULT_SECONDS if raw_timeout is None else _checked(
+        _TIMEOUT, raw_timeout, ("query", "timeout"), errors)
     if errors:
         raise RequestValidationError(errors)
     return await wait_for_resolution(hub, me, ticket_id, timeout)
@@ -334,7 +339,8 @@ async def _wait_direct(request: DirectRequest) -> Response:
 @direct(_wait_direct)
 async def wait(
     ticket_id: Id, hub: Hub, me: Me,
-    timeout: Annotated[float, Query(ge=0, le=60, description="Seconds, at most 60.")] = 30,
+    timeout: Annotated[float, Query(ge=0, le=WAIT_MAX_SECONDS,
+                                    description="Seconds, at most 60.")] = WAIT_DEFAULT_SECONDS,
 ) -> Response:
     """Returns as soon as the ticket leaves the waiting states (open, in_progress,
     deferred), else after ``timeout`` seconds (or at once when the hub shuts down) with
