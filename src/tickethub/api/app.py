@@ -1,38 +1,24 @@
-"""The FastAPI application: every door mounted on one app, one route table, errors
-mapped in one place (``api/problems.py``). Every request, the Agent Protocol door's hot
-operations included, goes through the same middleware stack and router."""
+"""The FastAPI application: every door (``api/doors.py``: the built-ins, then plugins')
+mounted on one app, one route table, errors mapped in one place (``api/problems.py``).
+Every request goes through the same middleware stack; the few hot operations with a
+direct handler (``api/direct_routes.py``) skip only the router's per-request work."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI
 
 from tickethub import __version__
-from tickethub.api import (
-    admin,
-    agent_protocol,
-    docs_pages,
-    events,
-    hooks_chat,
-    hooks_github,
-    mcp_server,
-    metrics,
-    problems,
-    tickets,
-)
-from tickethub.api import openai as openai_door
+from tickethub.api import docs_pages, doors, problems
 from tickethub.api.deps import call
 from tickethub.api.direct_routes import DirectRoutes
-from tickethub.api.hooks_agent_runs import router as agent_runs_hooks
-from tickethub.api.hooks_agents import router as agents_hooks
 from tickethub.api.limits import BodySizeLimit
 from tickethub.api.problem_docs import PROBLEM_RESPONSES
 from tickethub.ops.request_id import RequestIds
 from tickethub.services.doors import AppHub
-from tickethub.web import mount as mount_web
 
 DESCRIPTION = """
 Agents ask people through tickets and wait; people answer from wherever they are.
@@ -42,8 +28,10 @@ with a stable `code` and the `field` at fault.
 """
 
 
-def create_app(hub: AppHub) -> FastAPI:
-    """The ASGI app for ``hub``. Its lifespan runs the hub's background loops."""
+def create_app(hub: AppHub, mounted: Sequence[doors.Door] | None = None) -> FastAPI:
+    """The ASGI app for ``hub`` with the doors ``mounted`` (default: every registered
+    one, ``doors.registered()``), in order. Its lifespan runs the hub's background loops
+    and the doors' lifespan hooks."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -67,19 +55,9 @@ def create_app(hub: AppHub) -> FastAPI:
     app.add_middleware(BodySizeLimit, max_bytes=hub.settings.max_body_bytes,
                        routes=lambda: app.routes)
     app.add_middleware(RequestIds)  # outermost: every request, errors included, has its id
-    app.include_router(tickets.router)
-    app.include_router(events.router)
-    app.include_router(admin.router)
-    app.include_router(metrics.router)  # GET /metrics (ops/, docs/operations.md)
-    app.include_router(hooks_github.router)  # GitHub webhooks (channels/github)
-    app.include_router(hooks_chat.router)  # chat webhooks (channels/chat_hooks)
-    app.include_router(agents_hooks)  # events for personal agents (agents/)
-    app.include_router(agent_runs_hooks)  # Actions runs fetch context, post results
-    app.include_router(agent_protocol.router)
-    app.state.lifespan_hooks = [openai_door.lifespan, agent_protocol.lifespan]
-    app.include_router(openai_door.router)
-    mcp_server.mount(app, hub)
-    mount_web(app)  # the people's web inbox: /, /t/{id}, /tree/{id}, /login (web/)
+    app.state.lifespan_hooks = []  # doors with background work of their own add theirs
+    for door in doors.registered() if mounted is None else mounted:
+        door.mount(app, hub)
 
     @app.get("/healthz", tags=["health"], summary="Liveness and database check",
              responses={500: PROBLEM_RESPONSES[500]})

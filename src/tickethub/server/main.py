@@ -12,6 +12,7 @@ from collections.abc import Callable
 import uvicorn
 from fastapi import FastAPI
 
+from tickethub.api import doors
 from tickethub.api.agent_protocol.context import anonymous_allowed
 from tickethub.api.app import create_app
 from tickethub.ops import collector, logs
@@ -52,8 +53,10 @@ class HubServer(uvicorn.Server):
 
 
 def build_app(settings: Settings) -> tuple[HubRuntime, FastAPI]:
+    """The hub and its app: the components (``server/components.py``) are installed by
+    the runtime, the doors (``api/doors.py``, built-ins and plugins) mounted here."""
     hub = HubRuntime(settings)
-    return hub, create_app(hub)
+    return hub, create_app(hub, doors.registered())
 
 
 def serve(settings: Settings, *, announce: bool = True, sock: socket.socket | None = None,
