@@ -11,6 +11,7 @@ import httpx
 import pytest
 from fastapi import APIRouter
 
+from tickethub import plugins
 from tickethub.api import doors
 from tickethub.api.app import create_app
 from tickethub.errors import NotFound
@@ -46,7 +47,7 @@ def settings(settings: Settings) -> Settings:
 
 @pytest.fixture
 def plugin_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(doors, "entry_points",
+    monkeypatch.setattr(plugins, "entry_points",
                         lambda group: [_EntryPoint("plugin", PLUGIN)]
                         if group == doors.ENTRY_POINTS else [])
 
@@ -69,7 +70,7 @@ def test_the_built_ins_come_first_then_plugins(plugin_installed: None) -> None:
 
 def test_an_entry_point_that_is_not_a_door_is_refused(monkeypatch: pytest.MonkeyPatch
                                                       ) -> None:
-    monkeypatch.setattr(doors, "entry_points", lambda group: [_EntryPoint("bad", object())])
+    monkeypatch.setattr(plugins, "entry_points", lambda group: [_EntryPoint("bad", object())])
     with pytest.raises(TypeError, match=r"bad .* is not a Door"):
         doors.registered()
 

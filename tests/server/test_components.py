@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from tickethub import plugins
 from tickethub.server import components
 from tickethub.server.runtime import HubRuntime
 from tickethub.services.host import Component, Host
@@ -72,6 +73,6 @@ def test_an_entry_point_that_is_not_a_component_is_refused(
         def load(self) -> object:
             return object()
 
-    monkeypatch.setattr(components, "entry_points", lambda group: [Point()])
+    monkeypatch.setattr(plugins, "entry_points", lambda group: [Point()])
     with pytest.raises(TypeError, match="bad"):
         components.registered()

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 
 from fastapi import APIRouter, FastAPI
 
+from tickethub import plugins
 from tickethub.api import (
     admin,
     agent_protocol,
@@ -80,10 +80,4 @@ BUILTINS: tuple[Door, ...] = (
 
 def registered() -> list[Door]:
     """Every door: the built-ins, then those of installed plugins."""
-    doors = list(BUILTINS)
-    for point in entry_points(group=ENTRY_POINTS):
-        found = point.load()
-        if not isinstance(found, Door):
-            raise TypeError(f"entry point {point.name} ({point.value}) is not a Door")
-        doors.append(found)
-    return doors
+    return [*BUILTINS, *plugins.offered(ENTRY_POINTS, Door)]

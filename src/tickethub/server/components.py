@@ -13,8 +13,8 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Iterable
-from importlib.metadata import entry_points
 
+from tickethub import plugins
 from tickethub.services.host import Component, Host
 from tickethub.settings import Settings
 
@@ -40,13 +40,7 @@ def _load(target: str) -> Component:
 
 def registered() -> list[Component]:
     """Every component: the built-ins, then those of installed plugins."""
-    components = [_load(target) for target in BUILTINS]
-    for point in entry_points(group=ENTRY_POINTS):
-        found = point.load()
-        if not isinstance(found, Component):
-            raise TypeError(f"entry point {point.name} ({point.value}) is not a Component")
-        components.append(found)
-    return components
+    return [_load(target) for target in BUILTINS] + plugins.offered(ENTRY_POINTS, Component)
 
 
 def install(host: Host, settings: Settings, components: Iterable[Component]) -> list[str]:
