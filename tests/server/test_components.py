@@ -76,3 +76,34 @@ def test_an_entry_point_that_is_not_a_component_is_refused(
     monkeypatch.setattr(plugins, "entry_points", lambda group: [Point()])
     with pytest.raises(TypeError, match="bad"):
         components.registered()
+
+
+async def test_a_component_adds_a_door_served_after_the_registered_ones(
+        settings: Settings) -> None:
+    """One plugin object can be both: a component whose install adds the routes its
+    channel is fed by."""
+    import httpx
+    from fastapi import APIRouter
+
+    from tickethub.api.app import create_app
+    from tickethub.api.doors import Door, routers
+
+    router = APIRouter()
+
+    @router.get("/hooks/echo")
+    async def echo() -> dict[str, str]:
+        return {"echo": "yes"}
+
+    plugin = Component("echo", lambda s: True,
+                       lambda host: host.add_door(Door("echo", routers(router))))
+    hub = HubRuntime(settings, components=[plugin])
+    try:
+        app = create_app(hub)
+        async with hub.running(), httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://hub") as client:
+            answered = await client.get("/hooks/echo")
+            assert answered.status_code == 200 and answered.json() == {"echo": "yes"}
+            assert answered.headers["x-request-id"]  # inside the middleware stack
+            assert (await client.get("/healthz")).status_code == 200
+    finally:
+        hub.close()

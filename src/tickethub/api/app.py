@@ -30,8 +30,9 @@ with a stable `code` and the `field` at fault.
 
 def create_app(hub: AppHub, mounted: Sequence[doors.Door] | None = None) -> FastAPI:
     """The ASGI app for ``hub`` with the doors ``mounted`` (default: every registered
-    one, ``doors.registered()``), in order. Its lifespan runs the hub's background loops
-    and the doors' lifespan hooks."""
+    one, ``doors.registered()``), in order, then those the hub's components added
+    (``hub.doors``). Its lifespan runs the hub's background loops and the doors'
+    lifespan hooks."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -56,7 +57,7 @@ def create_app(hub: AppHub, mounted: Sequence[doors.Door] | None = None) -> Fast
                        routes=lambda: app.routes)
     app.add_middleware(RequestIds)  # outermost: every request, errors included, has its id
     app.state.lifespan_hooks = []  # doors with background work of their own add theirs
-    for door in doors.registered() if mounted is None else mounted:
+    for door in [*(doors.registered() if mounted is None else mounted), *hub.doors]:
         door.mount(app, hub)
 
     @app.get("/healthz", tags=["health"], summary="Liveness and database check",

@@ -121,6 +121,7 @@ class HubRuntime:
         # What components add: background loops (e.g. GitHub's webhook inbox and poller)
         # and what they provide to the doors (e.g. ``github``, ``chat_hooks``).
         self.loops: list[Loop] = []
+        self.doors: list[Any] = []  # ``api.doors.Door``s, served after the registered ones
         self.leadership: Leadership | None = None
         self._provided: dict[str, object] = {}
         self.components = components_registry.install(
@@ -165,6 +166,11 @@ class HubRuntime:
 
             return PostgresBus(self.engine.url)
         return InProcessBus()
+
+    def add_door(self, door: Any) -> None:
+        """Serve ``door`` in the hub's app (``api/app.create_app`` mounts it after the
+        registered doors); call before the app is built."""
+        self.doors.append(door)
 
     def add_channel(self, channel: Channel) -> None:
         """Register an outbound channel; call before ``running()``."""

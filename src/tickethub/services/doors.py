@@ -148,4 +148,9 @@ class AppHub(AgentProtocolDoor, AdminDoor, HooksDoor, MetricsDoor, WebDoor, Prot
         """This process's part in the election among the hub's processes (``None``
         before ``running()`` starts it); ``/healthz`` reports it."""
 
+    @property
+    def doors(self) -> Sequence[Any]:
+        """The doors components added (``Host.add_door``), served after the
+        registered ones."""
+
     def running(self) -> AbstractAsyncContextManager[Any]: ...

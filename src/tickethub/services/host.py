@@ -54,6 +54,10 @@ class Host(Protocol):
     def add_loop(self, start: Loop) -> None:
         """Run ``start()`` as a background task while the hub runs."""
 
+    def add_door(self, door: Any) -> None:
+        """Serve ``door`` (an ``api.doors.Door``: its routes, e.g. the webhook a channel
+        is fed by) in the hub's app, after the registered doors."""
+
     def provide(self, name: str, value: object) -> None:
         """Offer ``value`` under ``name`` to doors and later components (e.g. ``github``:
         the GitHub channel that ``/hooks/github`` feeds)."""
