@@ -25,6 +25,13 @@ async def runtime(request: Request) -> AppHub:
     return hub
 
 
+def hub_of(request: Request) -> AppHub:
+    """The hub serving ``request``, typed (what ``runtime`` gives a handler, for code
+    that has the request and no dependency: the web pages, direct handlers)."""
+    hub: AppHub = request.app.state.hub
+    return hub
+
+
 def bearer_token(request: Request) -> str | None:
     return bearer_of(request.headers.get("authorization", ""))
 

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
-from tickethub.api.deps import call, client_address
+from tickethub.api.deps import call, client_address, hub_of
 from tickethub.errors import Throttled, Unauthenticated
 from tickethub.services.sessions import Session
 from tickethub.web.page_route import PageRoute
@@ -54,7 +54,7 @@ def _login_page(request: Request, next_path: str, *, error: str | None = None,
 
 @router.get("/login")
 async def login_form(request: Request, next: str | None = None) -> Response:
-    hub = request.app.state.hub
+    hub = hub_of(request)
     target = safe_next(next)
     if await call(hub.sessions.resume, request.cookies.get(COOKIE)) is not None:
         return RedirectResponse(target, status_code=303)
@@ -86,7 +86,7 @@ async def link_form(request: Request, token: str = "", next: str | None = None) 
 
 @router.post("/login/link")
 async def link_sign_in(request: Request) -> Response:
-    hub = request.app.state.hub
+    hub = hub_of(request)
     form = await request.form()
     _check_login_csrf(request, form)
     target = safe_next(str(form.get("next") or ""))
@@ -104,7 +104,7 @@ async def link_sign_in(request: Request) -> Response:
 
 @router.post("/login")
 async def login(request: Request) -> Response:
-    hub = request.app.state.hub
+    hub = hub_of(request)
     form = await request.form()
     _check_login_csrf(request, form)
     target = safe_next(str(form.get("next") or ""))
@@ -126,7 +126,7 @@ async def login(request: Request) -> Response:
 async def logout(request: Request, me: Annotated[Viewer, Depends(viewer)]) -> Response:
     form = await request.form()
     check_csrf(me, form.get("csrf"))
-    await call(request.app.state.hub.sessions.sign_out, request.cookies.get(COOKIE))
+    await call(hub_of(request).sessions.sign_out, request.cookies.get(COOKIE))
     response = RedirectResponse("/login", status_code=303)
     clear_cookie(request, response, COOKIE)
     return response
@@ -134,6 +134,6 @@ async def logout(request: Request, me: Annotated[Viewer, Depends(viewer)]) -> Re
 
 @router.get("/session")
 async def session_state(request: Request) -> Response:
-    live = await call(request.app.state.hub.sessions.alive, request.cookies.get(COOKIE))
+    live = await call(hub_of(request).sessions.alive, request.cookies.get(COOKIE))
     return JSONResponse({"signed_in": bool(live)},
                         headers={"Cache-Control": "no-store"})

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from starlette.datastructures import QueryParams
 
-from tickethub.api.deps import call
+from tickethub.api.deps import call, hub_of
 from tickethub.domain.events import Event, EventType
 from tickethub.domain.ids import parse_id
 from tickethub.domain.status import Kind, Status
@@ -71,7 +71,7 @@ def _filters(params: QueryParams) -> list[tuple[str, str]]:
 
 @router.get("/")
 async def inbox(request: Request, me: Me) -> Response:
-    hub = request.app.state.hub
+    hub = hub_of(request)
     params = request.query_params
     error = None
     # Read first: the page's live stream resumes from here, so a ticket committed while
@@ -104,7 +104,7 @@ async def inbox_stream(request: Request, me: Me) -> Response:
     status of any ticket that changed (the page updates the rows it shows); ``activity``
     events name a ticket someone else wrote to (message, answer, status), which the
     triage page shows unread again."""
-    hub = request.app.state.hub
+    hub = hub_of(request)
     query = inbox_query(request.query_params, me.name, reader(me.actor))
     since = request.query_params.get("since")
 

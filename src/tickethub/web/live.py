@@ -21,7 +21,7 @@ from typing import Any
 from fastapi.responses import StreamingResponse
 from starlette.requests import Request
 
-from tickethub.api.deps import call
+from tickethub.api.deps import call, hub_of
 from tickethub.domain.events import Event
 from tickethub.domain.ids import parse_id
 
@@ -39,7 +39,7 @@ def sse(name: str, data: dict[str, Any], seq: int | None = None) -> str:
 async def stream(request: Request, render: Render, *, ticket_id: int | None = None,
                  since: int | None = None, signed_in: SignedIn | None = None
                  ) -> StreamingResponse:
-    hub = request.app.state.hub
+    hub = hub_of(request)
     resumed = parse_id(request.headers.get("last-event-id", ""), minimum=0)
     if resumed is not None:  # a garbled header just starts from now, as browsers expect
         since = resumed

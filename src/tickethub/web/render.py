@@ -11,6 +11,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from tickethub.api.deps import hub_of
 from tickethub.web.markdown import render as markdown
 from tickethub.web.review import message_line
 from tickethub.web.weight import weight
@@ -87,7 +88,7 @@ env = _make_env()
 def page(request: Request, template: str, context: dict[str, Any],
          status_code: int = 200) -> HTMLResponse:
     """Render ``template`` with ``context`` plus ``request`` and the hub's clock."""
-    hub = request.app.state.hub
+    hub = hub_of(request)
     html = env.get_template(template).render(request=request, now=hub.clock.now(), **context)
     return HTMLResponse(html, status_code=status_code, headers=SECURITY_HEADERS)
 

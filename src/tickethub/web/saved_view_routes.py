@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl, urlencode
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
-from tickethub.api.deps import call
+from tickethub.api.deps import call, hub_of
 from tickethub.errors import ValidationFailed
 from tickethub.web.page_route import PageRoute
 from tickethub.web.render import page
@@ -28,7 +28,7 @@ async def save_view(request: Request, me: Me) -> Response:
              if k in KEEP and k != "cursor" and v]
     query = urlencode(pairs)
     try:
-        await call(request.app.state.hub.saved_views.save, me.actor,
+        await call(hub_of(request).saved_views.save, me.actor,
                    str(form.get("name") or ""), query)
     except ValidationFailed as exc:
         return page(request, "error.html", {
@@ -41,6 +41,6 @@ async def save_view(request: Request, me: Me) -> Response:
 async def delete_view(request: Request, me: Me) -> Response:
     form = await request.form()
     check_csrf(me, form.get("csrf"))
-    await call(request.app.state.hub.saved_views.delete, me.actor,
+    await call(hub_of(request).saved_views.delete, me.actor,
                str(form.get("name") or ""))
     return RedirectResponse("/triage", status_code=303)

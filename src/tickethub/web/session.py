@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tickethub.api.deps import call
+from tickethub.api.deps import call, hub_of
 from tickethub.domain.actors import Actor
 from tickethub.services.sessions import Session
 from tickethub.web.live import SignedIn
@@ -83,7 +83,7 @@ def page_of(request: Request) -> str:
 
 async def viewer(request: Request) -> Viewer:
     """The signed-in person (FastAPI dependency); redirects to sign-in when there is none."""
-    hub = request.app.state.hub
+    hub = hub_of(request)
     session = await call(hub.sessions.resume, request.cookies.get(COOKIE))
     if session is None:
         raise SignInRequired(page_of(request))
@@ -92,7 +92,7 @@ async def viewer(request: Request) -> Viewer:
 
 def still_signed_in(request: Request) -> SignedIn:
     """For a page's live stream: whether the session that opened it is still live."""
-    hub = request.app.state.hub
+    hub = hub_of(request)
     token = request.cookies.get(COOKIE)
 
     async def check() -> bool:
@@ -107,7 +107,7 @@ def check_csrf(viewer: Viewer, sent: object) -> None:
 
 
 def is_secure(request: Request) -> bool:
-    return bool(request.app.state.hub.public_url().startswith("https://"))
+    return bool(hub_of(request).public_url().startswith("https://"))
 
 
 def set_cookie(request: Request, response: Response, name: str, value: str,

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from tickethub.api.deps import call
+from tickethub.api.deps import call, hub_of
 from tickethub.api.wire_types import Seq
 from tickethub.domain import proposal_diff
 from tickethub.domain.events import Event, EventType
@@ -93,7 +93,7 @@ def _render(request: Request, me: Viewer, view: TicketView, *, status_code: int 
 
 
 async def _load(request: Request, ticket_id: int, me: Viewer) -> TicketView:
-    return await call(load, request.app.state.hub, ticket_id, me.actor)
+    return await call(load, hub_of(request), ticket_id, me.actor)
 
 
 def _not_found(request: Request, me: Viewer, ticket_id: int) -> Response:
@@ -167,7 +167,7 @@ async def _read(request: Request, ticket: Ticket, form: Any, action: str,
 
 async def _send(request: Request, me: Viewer, ticket_id: int, action: str,
                 posted: dict[str, str], got: _Submission, version: int | None) -> None:
-    hub = request.app.state.hub
+    hub = hub_of(request)
     if action == "answer":
         await hub.tickets.aanswer(me.actor, ticket_id,
                                   posted["text"] or posted["comment"] or None, got.data, VIA,
@@ -184,7 +184,7 @@ async def _send(request: Request, me: Viewer, ticket_id: int, action: str,
 async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> Response:
     """The one path of every form: CSRF, typed parse, every error at once, service call,
     errors next to fields."""
-    hub = request.app.state.hub
+    hub = hub_of(request)
     form = await request.form()
     check_csrf(me, form.get("csrf"))
     posted = {key: str(form.get(key) or "") for key in ("text", "comment", "reason")}
@@ -241,7 +241,7 @@ async def _all_errors(request: Request, ticket: Ticket, fields: list[schema_form
     if schema is None:
         return errors
     try:
-        await call(request.app.state.hub.schemas.validate, data, schema, "data")
+        await call(hub_of(request).schemas.validate, data, schema, "data")
     except ValidationFailed as exc:
         found = schema_form.errors_from_problem(exc.extra.get("errors"), exc.field,
                                                 exc.detail, fields)
@@ -279,7 +279,7 @@ async def ticket_stream(request: Request, ticket_id: TicketId, me: Me,
                         since: Seq | None = None) -> Response:
     """``change`` events: the ticket's new status and version, who resolved it, and the
     HTML of a new message when one was posted."""
-    hub = request.app.state.hub
+    hub = hub_of(request)
     await call(hub.tickets.get, ticket_id, me.actor)
 
     async def render(events: list[Event]) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from tickethub.api.deps import call
+from tickethub.api.deps import call, hub_of
 from tickethub.domain.tickets import Ticket
 from tickethub.errors import NotFound
 from tickethub.services.tickets import MAX_TREE_DEPTH
@@ -50,7 +50,7 @@ def build_tree(tickets: list[Ticket]) -> Node:
 
 @router.get("/tree/{ticket_id}")
 async def tree(request: Request, ticket_id: TicketId, me: Me) -> Response:
-    hub = request.app.state.hub
+    hub = hub_of(request)
     try:
         tickets = await call(hub.tickets.subtree, ticket_id, MAX_TREE_DEPTH, me.actor)
     except NotFound:

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.datastructures import QueryParams
 
-from tickethub.api.deps import call
+from tickethub.api.deps import call, hub_of
 from tickethub.domain.ids import parse_id
 from tickethub.domain.status import Kind, Status
 from tickethub.domain.visibility import reader
@@ -77,7 +77,7 @@ async def _render(request: Request, me: Viewer, pairs: list[tuple[str, str]], *,
                   open_id: int | None, explicit: bool, status_code: int = 200,
                   notice: str | None = None, failed: dict[str, Any] | None = None
                   ) -> Response:
-    hub = request.app.state.hub
+    hub = hub_of(request)
     params = QueryParams(pairs)
     error = None
     try:
@@ -115,7 +115,7 @@ async def triage(request: Request, me: Me) -> Response:
 @router.get("/triage/pane/{ticket_id}")
 async def pane(request: Request, ticket_id: TicketId, me: Me) -> Response:
     """The right-hand pane alone (for ``triage.js``); opening it marks the ticket read."""
-    hub = request.app.state.hub
+    hub = hub_of(request)
     try:
         found = await call(triage_view.load_pane, hub, ticket_id, me.actor, True)
     except NotFound:
@@ -129,7 +129,7 @@ async def pane(request: Request, ticket_id: TicketId, me: Me) -> Response:
 
 @router.post("/triage/t/{ticket_id}/{action}")
 async def act(request: Request, ticket_id: TicketId, action: str, me: Me) -> Response:
-    hub = request.app.state.hub
+    hub = hub_of(request)
     form = triage_actions.form_dict(await request.form())
     check_csrf(me, form.get("csrf"))
     back = _back(form)
@@ -180,7 +180,7 @@ async def bulk(request: Request, me: Me) -> Response:
     """Approve, close, cancel or reopen many tickets: each its own service call (its own
     audited decision and event). Some may fail (already decided, not one's own to
     approve); the rest still happen, and the answer lists both."""
-    hub = request.app.state.hub
+    hub = hub_of(request)
     raw = await request.form()
     form = triage_actions.form_dict(raw)
     check_csrf(me, form.get("csrf"))
@@ -219,7 +219,7 @@ async def bulk(request: Request, me: Me) -> Response:
 @router.post("/triage/read")
 async def read(request: Request, me: Me) -> Response:
     """Mark tickets read (``read=1``) or unread for the signed-in person."""
-    hub = request.app.state.hub
+    hub = hub_of(request)
     raw = await request.form()
     form = triage_actions.form_dict(raw)
     check_csrf(me, form.get("csrf"))
