@@ -28,8 +28,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tickethub.api.problems import INTERNAL, log_outage, problem_of, render, route_path
+from tickethub.api.problems import INTERNAL, log_outage, problem_of, render
 from tickethub.api.responses import FastJSONResponse
+from tickethub.api.route_table import route_path
 
 
 class ClientGone(Exception):

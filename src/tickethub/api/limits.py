@@ -4,14 +4,13 @@ answers one over it in that route's wire format."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
-from fastapi.routing import iter_route_contexts
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tickethub.api.problems import Wire, problem_json, render, route_path
+from tickethub.api.problems import Wire, problem_json, render
+from tickethub.api.route_table import RouteTable, route_of, route_table
 from tickethub.errors import PayloadTooLarge
 
 
@@ -59,32 +58,6 @@ def limited(scope: Scope, receive: Receive, max_bytes: int) -> Receive:
         return message
 
     return receive_limited
-
-
-RouteTable = list[tuple[re.Pattern[str], frozenset[str], BaseRoute]]
-
-
-def route_table(routes: Sequence[BaseRoute]) -> RouteTable:
-    """Each route of ``routes`` (included routers' too, with their prefixes) as (path
-    regex, methods — empty for a mount —, the route as declared), in the router's
-    order."""
-    return [(context.path_regex, frozenset(context.methods or ()), context.original_route)
-            for context in iter_route_contexts(routes)]
-
-
-def route_of(scope: Scope, table: RouteTable) -> BaseRoute | None:
-    """The route of ``table`` that the router takes ``scope`` to, or the first that
-    serves its path with another method (its 405); ``None`` for an unknown path."""
-    path = route_path(scope)
-    method = scope["method"]
-    partial = None
-    for path_regex, methods, route in table:
-        if path_regex.match(path):
-            if not methods or method in methods:
-                return route
-            if partial is None:
-                partial = route
-    return partial
 
 
 class BodySizeLimit:

@@ -18,7 +18,6 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.routing import iter_route_contexts
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
@@ -27,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tickethub import json_codec
 from tickethub.api.problem_docs import PROBLEM
+from tickethub.api.route_table import methods_at, route_table
 from tickethub.errors import (
     DatabaseUnavailable,
     MalformedJSON,
@@ -117,28 +117,13 @@ def render(problem: Problem, scope: Scope | None = None, *, wire: Wire | None = 
                     headers={**problem.headers, **(headers or {})})
 
 
-def route_path(scope: Scope) -> str:
-    """The request's path as the routes match it: without the app's ``root_path`` (a
-    hub served under a prefix by a proxy)."""
-    path: str = scope["path"]
-    root = scope.get("root_path", "")
-    if root and path.startswith(root):
-        return path[len(root):]
-    return path
-
-
 def allowed_methods(request: Request, routes: Sequence[BaseRoute] | None = None
                     ) -> list[str]:
     """Every method that ``routes`` (default: the app's, included routers' too) serve at
     the request's path, for a 405's ``Allow``. Starlette names only the first route that
     matched the path, though GET and POST of one path are often two routes."""
-    path = route_path(request.scope)
-    methods: set[str] = set()
-    for context in iter_route_contexts(request.app.router.routes if routes is None
-                                       else routes):
-        if context.methods and context.path_regex.match(path):
-            methods |= context.methods
-    return sorted(methods)
+    return sorted(methods_at(request.scope, route_table(
+        request.app.router.routes if routes is None else routes)))
 
 
 def log_outage(exc: BaseException, scope: Scope) -> None:
