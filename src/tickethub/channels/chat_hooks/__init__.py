@@ -67,7 +67,7 @@ def install(runtime: Host, state: ChatState) -> None:
 TOPIC = "chat_hooks"  # the bus topic: a message stored by another process (base.py)
 
 
-def enabled(settings: Settings) -> bool:
+def _enabled(settings: Settings) -> bool:
     """Whether any chat webhook (Slack, Mattermost, Telegram) is configured."""
     return (settings.slack_signing_secret is not None or bool(settings.mattermost_tokens)
             or settings.telegram_webhook_secret is not None)
@@ -79,4 +79,4 @@ def _install(host: Host) -> None:
     install(host, SqlChatState(host.store))
 
 
-component = Component("chat_hooks", enabled, _install)
+component = Component("chat_hooks", _enabled, _install)
