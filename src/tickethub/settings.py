@@ -82,6 +82,10 @@ class Settings(BaseSettings):
     bus: str = Field("auto", pattern="^(auto|memory|postgres)$", description="How waiters "
                      "are woken: memory (one process), postgres (LISTEN/NOTIFY, several hub "
                      "processes on one database); auto picks postgres on PostgreSQL.")
+    bus_sweep_seconds: float = Field(2.0, gt=0, description="With the postgres bus: how "
+                                     "often each process looks in the log for changes "
+                                     "whose notification never came (a process stopped "
+                                     "between commit and NOTIFY) and wakes their waiters.")
     log_level: str = Field("info", description="debug, info, warning or error.")
     log_format: str = Field("text", pattern="^(text|json)$", description="text: one "
                             "readable line per record; json: one JSON object per line "

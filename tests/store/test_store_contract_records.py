@@ -112,6 +112,22 @@ def test_events_filter_by_ticket_by_subtree_and_by_reader(store: Any) -> None:
     assert ns(reader="nobody") == []
 
 
+def test_ticket_seqs_name_the_changed_tickets_in_a_range_oldest_first(store: Any) -> None:
+    a, b = _ticket(store), _ticket(store)
+    with store.write() as uow:
+        written = uow.events.append_many(
+            [_event(a, 1), _event(b, 2), _event(a, 3), _event(b, 4)], NOW)
+    seqs = [e.seq for e in written]
+    with store.read() as uow:
+        assert uow.events.ticket_seqs(0, seqs[-1], 100) == [
+            (seqs[0], a.id), (seqs[1], b.id), (seqs[2], a.id), (seqs[3], b.id)]
+        # after ``after``, up to and with ``until``, at most ``limit``
+        assert uow.events.ticket_seqs(seqs[0], seqs[2], 100) == [
+            (seqs[1], b.id), (seqs[2], a.id)]
+        assert uow.events.ticket_seqs(0, seqs[-1], 2) == [(seqs[0], a.id), (seqs[1], b.id)]
+        assert uow.events.ticket_seqs(seqs[-1], seqs[-1] + 10, 100) == []
+
+
 def test_a_rolled_back_append_leaves_no_gap_a_reader_could_skip(store: Any) -> None:
     ticket = _ticket(store)
     with store.write() as uow:

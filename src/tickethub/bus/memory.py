@@ -15,7 +15,7 @@ import asyncio
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
 from tickethub.domain.tickets import Moved, Ticket
@@ -45,6 +45,8 @@ class LogSignal:
 
 
 class InProcessBus:
+    shared = False  # whether other processes notify this bus (``bus/postgres.py``)
+
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
@@ -96,6 +98,20 @@ class InProcessBus:
                     future.set_result(None)
         for signal in self._log_signals | self._state_signals:
             signal.event.set()
+
+    def unheard(self, changes: Iterable[tuple[int, int]]) -> set[int]:
+        """The tickets among ``changes`` (``(seq, ticket_id)`` pairs read from the log)
+        whose change at that seq this bus was not notified of. Forgotten tickets count
+        as unheard (waking a waiter for nothing costs one read). Call on the bound
+        event loop."""
+        seqs = self._ticket_seqs
+        return {ticket_id for seq, ticket_id in changes if seqs.get(ticket_id, 0) < seq}
+
+    def wake_unheard(self, seq: int, ticket_ids: Iterable[int]) -> None:
+        """Changes up to ``seq`` to ``ticket_ids`` were committed but never announced
+        here: their waiters read the tickets back, streams and loops re-read. Call on
+        the bound event loop."""
+        self._wake(seq, dict.fromkeys(ticket_ids))
 
     @property
     def waiter_count(self) -> int:

@@ -61,6 +61,8 @@ def _conninfo(url: URL) -> str:
 
 
 class PostgresBus(InProcessBus):
+    shared = True
+
     def __init__(self, url: URL) -> None:
         super().__init__()
         self._conninfo = _conninfo(url)

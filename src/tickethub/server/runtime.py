@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from tickethub.bus.memory import InProcessBus
+from tickethub.bus.sweep import MissedNotificationSweep
 from tickethub.channels.base import Channel
 from tickethub.channels.webhook import WebhookChannel
 from tickethub.channels.worker import DeliveryWorker
@@ -209,6 +210,9 @@ class HubRuntime:
         ]
         if self.wal_checkpoints is not None:
             loops.append(checkpoint_loop(self.wal_checkpoints))
+        if self.bus.shared:  # other processes notify this one: a lost NOTIFY is found
+            loops.append(MissedNotificationSweep(self.bus, self.events,
+                                                 self.settings.bus_sweep_seconds).run())
         # The components' loops run once among the processes on one database (leader.py).
         postgres = self.engine.dialect.name == "postgresql"
         self.leadership = Leadership(self.engine.url if postgres else None, self.loops)

@@ -82,3 +82,9 @@ class EventService:
     def last_seq(self) -> int:
         with self._store.read() as uow:
             return uow.events.last_seq()
+
+    def ticket_seqs(self, after: int, until: int, limit: int) -> list[tuple[int, int]]:
+        """``(seq, ticket_id)`` of the events after ``after`` up to ``until``, oldest
+        first, at most ``limit``."""
+        with self._store.read() as uow:
+            return uow.events.ticket_seqs(after, until, limit)

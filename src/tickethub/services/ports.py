@@ -118,6 +118,11 @@ class EventLog(Protocol):
         """Events after ``seq`` (and at most ``until``), oldest first; with ``reader``
         only those about tickets that name reads."""
         ...
+    def ticket_seqs(self, after: int, until: int, limit: int
+                    ) -> builtins.list[tuple[int, int]]:
+        """``(seq, ticket_id)`` of the events after ``after`` up to ``until``, oldest
+        first, at most ``limit``: which tickets changed, without reading the events."""
+        ...
     def last_seq(self) -> int: ...
 
 

@@ -117,6 +117,13 @@ class MemoryEventLog:
             found.append(replace(event, data=as_json(event.data)))
         return found
 
+    def ticket_seqs(self, after: int, until: int, limit: int
+                    ) -> builtins.list[tuple[int, int]]:
+        log = self._s.events
+        start = bisect.bisect_right(log, after, key=lambda e: e.seq)
+        stop = bisect.bisect_right(log, until, key=lambda e: e.seq)
+        return [(e.seq, e.ticket_id) for e in log[start:min(stop, start + limit)]]
+
     def last_seq(self) -> int:
         return self._s.events[-1].seq if self._s.events else 0
 

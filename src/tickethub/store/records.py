@@ -143,6 +143,12 @@ class SqlEventLog:
         stmt = stmt.order_by(events.c.seq).limit(limit)
         return [_event(row) for row in self._c.execute(stmt)]
 
+    def ticket_seqs(self, after: int, until: int, limit: int) -> list[tuple[int, int]]:
+        stmt = (select(events.c.seq, events.c.ticket_id)
+                .where(events.c.seq > after, events.c.seq <= until)
+                .order_by(events.c.seq).limit(limit))
+        return [(row.seq, row.ticket_id) for row in self._c.execute(stmt)]
+
     def last_seq(self) -> int:
         return int(self._c.execute(
             select(func.coalesce(func.max(events.c.seq), 0))).scalar_one())

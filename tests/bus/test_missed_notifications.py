@@ -1,0 +1,109 @@
+"""A change committed without a notification (its process died between commit and
+NOTIFY) still wakes the waiters of the other processes: each sweeps the log
+(``bus/sweep.py``). Once with the in-memory store and bus, once across two hubs on
+PostgreSQL whose writer never notifies."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import ADMIN_TOKEN, bearer
+from tickethub.api.app import create_app
+from tickethub.bus.memory import InProcessBus
+from tickethub.bus.sweep import MissedNotificationSweep
+from tickethub.domain.actors import Actor, Role
+from tickethub.domain.events import EventType, NewEvent
+from tickethub.domain.status import Kind
+from tickethub.domain.tickets import TicketDraft
+from tickethub.server.runtime import HubRuntime
+from tickethub.services.events import EventService
+from tickethub.settings import Settings
+from tickethub.testing import MemoryStore
+
+NOW = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
+SWEEP_SECONDS = 0.05
+
+
+def _change(store: MemoryStore, ticket_id: int, path: str) -> int:
+    """Commit an event for the ticket, as another process would; its seq."""
+    with store.write() as uow:
+        return uow.events.append(NewEvent(EventType.MESSAGE_POSTED, ticket_id, path,
+                                          "alice", {}), NOW).seq
+
+
+@contextlib.asynccontextmanager
+async def _sweeping(bus: InProcessBus, store: MemoryStore
+                    ) -> AsyncIterator[MissedNotificationSweep]:
+    sweep = MissedNotificationSweep(bus, EventService(store), SWEEP_SECONDS)
+    task = asyncio.create_task(sweep.run())
+    await asyncio.sleep(SWEEP_SECONDS * 2)  # it has read where the log ends
+    try:
+        yield sweep
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_an_unannounced_change_wakes_its_waiters_and_an_announced_one_does_not(
+        ) -> None:
+    store = MemoryStore()
+    with store.write() as uow:
+        quiet, loud = (uow.tickets.add(TicketDraft(Kind.QUESTION, t), "bot", NOW)
+                       for t in ("quiet", "loud"))
+    bus = InProcessBus()
+    bus.bind(asyncio.get_running_loop())
+    async with _sweeping(bus, store) as sweep:
+        with bus.ticket_signal(quiet.id) as unannounced, bus.log_signal() as log:
+            seq = _change(store, quiet.id, quiet.path)  # committed; no notify follows
+            await asyncio.wait_for(unannounced, 2)
+            assert unannounced.result() is None  # read it back
+            assert log.event.is_set()  # streams re-read the log too
+            assert sweep.woken == 1 and bus.last_seq >= seq
+        with bus.ticket_signal(loud.id) as announced:
+            seq = _change(store, loud.id, loud.path)
+            bus.notify(seq, [], touched=[loud.id])  # the ordinary path
+            await asyncio.wait_for(announced, 2)
+            with bus.ticket_signal(loud.id) as after:
+                await asyncio.sleep(SWEEP_SECONDS * 5)  # sweeps pass over the change
+                assert not after.done()  # heard already: nobody woken twice
+        assert sweep.woken == 1
+
+
+async def test_a_waiter_in_one_process_wakes_when_the_writer_in_another_never_notifies(
+        tmp_path: Path, database_url: str) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("several hub processes share PostgreSQL only")
+    settings = Settings(data_dir=tmp_path, database_url=database_url,
+                        admin_token=ADMIN_TOKEN, bus_sweep_seconds=0.2)
+    hub_a, hub_b = HubRuntime(settings), HubRuntime(settings)
+    hub_b.bus._send = lambda channel, payloads: None  # type: ignore[method-assign]
+    agent, alice = Actor("bot", Role.AGENT), Actor("alice", Role.RESPONDER)
+    try:
+        async with hub_a.running(), hub_b.running():
+            ticket, _ = hub_a.tickets.ask(agent, TicketDraft(kind=Kind.QUESTION, title="q"))
+            transport = httpx.ASGITransport(app=create_app(hub_a))
+            async with httpx.AsyncClient(transport=transport, base_url="http://a") as client:
+                waiter = asyncio.create_task(client.get(
+                    f"/api/v1/tickets/{ticket.id}/wait?timeout=30",
+                    headers=bearer(ADMIN_TOKEN)))
+                await asyncio.sleep(0.3)
+                started = time.monotonic()
+                await asyncio.to_thread(hub_b.tickets.answer, alice, ticket.id, "from B",
+                                        None, "api")
+                # Without the sweep it would sleep out its 30 s long-poll.
+                response = await asyncio.wait_for(waiter, 10)
+                woke_after = time.monotonic() - started
+        assert response.json()["answer"]["text"] == "from B"
+        assert woke_after < 5
+    finally:
+        hub_a.close()
+        hub_b.close()
