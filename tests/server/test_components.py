@@ -23,10 +23,13 @@ def test_every_builtin_is_a_component_with_its_own_name() -> None:
 
 
 def test_a_hub_with_no_channel_configured_installs_none(settings: Settings) -> None:
-    """Only what is on by default (personal agents) is installed, and provided."""
+    """Only what is on by default (the webhook channel, personal agents) is installed,
+    and provided."""
     hub = HubRuntime(settings)
     try:
-        assert hub.components == (["agents"] if settings.agents_enabled else [])
+        assert hub.components == ["webhooks", *(["agents"] if settings.agents_enabled
+                                               else [])]
+        assert [channel.name for channel in hub.channels] == ["webhook"]
         assert hub.github is None and hub.chat_hooks == {}
         assert (hub.agents is not None) == settings.agents_enabled
     finally:

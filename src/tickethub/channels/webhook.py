@@ -1,7 +1,9 @@
 """The webhook channel: POST each event, HMAC-signed, to URLs that admins registered.
 
 Receivers check ``X-Tickethub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>``
-with the webhook's secret and drop repeats by ``X-Tickethub-Delivery``.
+with the webhook's secret and drop repeats by ``X-Tickethub-Delivery``. :data:`component`
+is the channel as a hub component, always on (with no webhook registered it reads no
+events).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import httpx
 
 from tickethub.channels.base import Channel, DeliveryFailed
 from tickethub.domain.events import Event
+from tickethub.services.host import Component, Host
 from tickethub.services.ports import Delivery, Webhook
 from tickethub.services.webhooks import WebhookService
 
@@ -85,3 +88,14 @@ class WebhookChannel(Channel):
             f"HTTP {response.status_code}",
             retry_after=float(retry_after) if retry_after and retry_after.isdigit() else None,
         )
+
+
+def install(host: Host) -> WebhookChannel:
+    """Deliver to the webhooks admins register (``host.webhooks``, shared with the
+    admin door, so a webhook registered in this process is delivered to at once)."""
+    channel = WebhookChannel(host.webhooks, host.http)
+    host.add_channel(channel)
+    return channel
+
+
+component = Component("webhooks", lambda settings: True, install)

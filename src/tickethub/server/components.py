@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 ENTRY_POINTS = "tickethub.components"
 BUILTINS = (
+    "tickethub.channels.webhook:component",
     "tickethub.channels.github:component",
     "tickethub.channels.email:component",
     "tickethub.channels.matrix:component",

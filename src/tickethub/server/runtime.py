@@ -1,12 +1,14 @@
 """``HubRuntime``: everything one hub process needs, built from ``Settings``.
 
 Construction migrates the database and installs the enabled components
-(``server/components.py``: GitHub, email, chat, personal agents, plugins), each through
-the narrow ``services.host.Host`` interface this class implements.
+(``server/components.py``: webhooks, GitHub, email, chat, personal agents, plugins),
+each through the narrow ``services.host.Host`` interface this class implements.
 ``async with runtime.running():`` binds the bus to the event loop, makes sure an admin
-exists, catches up on deadlines missed while down, and runs the deadline loop, one
-delivery worker per channel (in every process) and, in the one process that leads
-(``server/leader.py``), the components' loops until the block exits.
+exists, catches up on deadlines missed while down, and runs the hub's own loops in every
+process (deadlines, one delivery worker per channel the components added, the SQLite
+checkpoints, the missed-notification sweep) and, in the one process that leads
+(``server/leader.py``), the components' loops until the block exits. The hub's own
+loops are not components: no setting turns them off and no plugin replaces them.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import httpx
 from tickethub.bus.memory import InProcessBus
 from tickethub.bus.sweep import MissedNotificationSweep
 from tickethub.channels.base import Channel
-from tickethub.channels.webhook import WebhookChannel
 from tickethub.channels.worker import DeliveryWorker
 from tickethub.server import admin_token
 from tickethub.server import components as components_registry
@@ -116,7 +117,7 @@ class HubRuntime:
             attempt_seconds=settings.delivery_timeout_seconds,
         )
         self.http = httpx.AsyncClient(timeout=settings.delivery_timeout_seconds)
-        self.channels: list[Channel] = [WebhookChannel(self.webhooks, self.http)]
+        self.channels: list[Channel] = []  # the components add theirs (add_channel)
         self.generated_admin_token: str | None = None
         self._tasks: list[asyncio.Task[None]] = []
         # What components add: background loops (e.g. GitHub's webhook inbox and poller)

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from tickethub.services.ports import Clock
 from tickethub.services.tickets import TicketService
+from tickethub.services.webhooks import WebhookService
 from tickethub.settings import Settings
 
 Loop = Callable[[], Coroutine[Any, Any, None]]
@@ -31,6 +32,10 @@ class Host(Protocol):
 
     @property
     def tickets(self) -> TicketService: ...
+
+    @property
+    def webhooks(self) -> WebhookService:
+        """The webhooks admins registered (the webhook channel delivers to them)."""
 
     @property
     def store(self) -> Any:
