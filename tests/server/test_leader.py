@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+import pytest
 from sqlalchemy.engine import make_url
 
 from tests.waiting import eventually
@@ -48,3 +49,26 @@ async def test_one_process_leads_and_another_takes_over_when_it_goes(database_ur
         assert second.leading
     finally:
         await _stop(running_second)
+
+
+async def test_connection_options_in_the_database_url_reach_the_leader_lock(
+        database_url: str):
+    """``?options=-c x=y`` (URL-encoded) once reached the lock's connection as
+    ``-c+x=y``: the server refused it, and no process ever led."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("on SQLite the hub leads without a connection")
+    url = make_url(database_url).update_query_dict(
+        {"options": "-c synchronous_commit=on"})
+    started = asyncio.Event()
+
+    async def run() -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    leading = Leadership(url, [run], retry_seconds=0.1)
+    task = asyncio.create_task(leading.run())
+    try:
+        await asyncio.wait_for(started.wait(), 20)
+        assert leading.leading
+    finally:
+        await _stop(task)

@@ -1,7 +1,8 @@
 """Fault test: PostgreSQL restarted under load. During the outage every door answers 503
 ``database_unavailable`` with ``Retry-After`` (in its own wire format); afterwards the same
 hub processes serve again without a restart, a waiter parked before the outage gets the
-answer another process writes after it, and nothing acknowledged is lost.
+answer another process writes after it, and nothing acknowledged is lost. Once with two
+hubs in this process (every door checked), once with ``serve --workers 2``.
 
 Runs on a PostgreSQL of its own (``../shared/recipes/postgresql.sh``, restarted on the same
 port and data folder), never the shared one; skipped where the PostgreSQL binaries or the
@@ -16,16 +17,21 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
 import uvicorn
+from bench.hub import child_pids
 
 import tickethub.bus.postgres as postgres_bus
-from tests.conftest import ADMIN_TOKEN, bearer
+from tests.conftest import ADMIN_TOKEN, LIVE_TIMEOUT, bearer
+from tests.server.serving import connection_to, serving_workers
 from tickethub.api.app import create_app
 from tickethub.bus.postgres import PostgresBus
 from tickethub.domain.actors import Actor, Role
@@ -237,3 +243,80 @@ async def test_a_waiter_whose_listen_connection_dropped_reads_its_ticket_back(
     finally:
         hub_a.close()
         hub_b.close()
+
+
+@pytest.mark.timeout(900)  # two hub starts and a PostgreSQL restart on a loaded machine
+def test_a_postgresql_restart_under_serve_workers_is_503_then_recovers(
+        own_postgres: OwnPostgres, tmp_path: Path) -> None:
+    """The same with real processes: ``serve --workers 2`` under load. Both workers
+    answer 503 with ``Retry-After`` while PostgreSQL is down, serve again once it is
+    back (no worker restarted), one of them leads again, a waiter parked on one worker
+    before the outage gets the answer given through the other after it, and nothing
+    acknowledged is lost."""
+    auth = bearer(ADMIN_TOKEN)
+    acknowledged: list[int] = []
+    outage: list[httpx.Response] = []
+    stop = threading.Event()
+
+    def load() -> None:  # asks over connections the kernel spreads over the workers
+        with httpx.Client(base_url=url, headers=auth, timeout=LIVE_TIMEOUT) as client:
+            while not stop.is_set():
+                r = client.post("/api/v1/tickets", json={"kind": "question",
+                                                         "title": "load"})
+                (acknowledged.append(r.json()["id"]) if r.status_code == 201
+                 else outage.append(r))
+                time.sleep(0.02)
+
+    with serving_workers(tmp_path, own_postgres.url, {}) as (url, parent), \
+            connection_to(url, leader=True) as leader, \
+            connection_to(url, leader=False) as follower, \
+            connection_to(url, leader=True) as parked_on, \
+            ThreadPoolExecutor(4) as pool:
+        workers = child_pids(parent)
+        parked = leader.post("/api/v1/tickets", headers=auth, json={
+            "kind": "question", "title": "parked across the restart"}).json()["id"]
+        waiter = pool.submit(parked_on.get, f"/api/v1/tickets/{parked}/wait",
+                             params={"timeout": 240}, headers=auth)
+        loaders = [pool.submit(load) for _ in range(2)]
+        while len(acknowledged) < 20:
+            time.sleep(0.05)
+
+        own_postgres.stop()
+        for client in (leader, follower):  # each worker, in its own connection
+            r = client.post("/api/v1/tickets", headers=auth,
+                            json={"kind": "question", "title": "during"})
+            assert r.status_code == 503, r.text
+            assert r.headers["content-type"] == "application/problem+json"
+            assert r.headers["retry-after"].isdigit()
+            assert r.json()["code"] == "database_unavailable"
+        time.sleep(0.5)  # the load meets the outage too
+
+        own_postgres.start()  # same port, same data
+        deadline = time.monotonic() + 120
+        while not all(c.get("/healthz").status_code == 200 for c in (leader, follower)):
+            assert time.monotonic() < deadline, "a worker did not recover"
+            time.sleep(0.2)
+        stop.set()
+        for loader in loaders:
+            loader.result(timeout=60)  # a transport error would fail here: none dropped
+        assert outage, "the load never met the outage"
+        assert {(r.status_code, r.json()["code"]) for r in outage} == {
+            (503, "database_unavailable")}
+
+        assert not waiter.done()
+        answered = follower.post(f"/api/v1/tickets/{parked}/answer", headers=auth,
+                                 json={"text": "after"})
+        assert answered.status_code == 200, answered.text
+        woke = waiter.result(timeout=60)
+        assert woke.json()["answer"]["text"] == "after"
+        assert woke.headers["x-tickethub-timed-out"] == "false"
+
+        assert child_pids(parent) == workers  # recovered without a restart
+        deadline = time.monotonic() + 60  # and the components' loops run again, once
+        while [c.get("/healthz").json()["leader"] for c in (leader, follower)].count(
+                True) != 1:
+            assert time.monotonic() < deadline, "no worker leads after the restart"
+            time.sleep(0.2)
+        for ticket_id in acknowledged:
+            assert follower.get(f"/api/v1/tickets/{ticket_id}",
+                                headers=auth).status_code == 200

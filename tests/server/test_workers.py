@@ -9,7 +9,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -29,9 +28,9 @@ from tests.channels.chat_hooks.conftest import SLACK_SECRET
 from tests.channels.chat_hooks.test_slack import ALICE, BOT_USER, signed
 from tests.channels.chat_hooks.test_slack import event as slack_event
 from tests.conftest import ADMIN_TOKEN, LIVE_TIMEOUT, bearer, require_server
+from tests.server.serving import connection_to, serving_workers
 from tickethub.cli.main import cli
 from tickethub.sdk import Hub
-from tickethub.sdk.testing import free_port, hub_command
 from tickethub.store.engine import make_engine
 
 AUTH = bearer(ADMIN_TOKEN)
@@ -73,40 +72,14 @@ def workers(tmp_path: Path, pg_databases: object) -> Iterator[tuple[str, str, in
 @contextlib.contextmanager
 def _serving_workers(tmp_path: Path, pg_databases: object, extra_env: dict[str, str]
                      ) -> Iterator[tuple[str, str, int]]:
+    """``serve --workers 2`` on a fresh database: (url, database url, supervisor pid)."""
     require_server("PostgreSQL", pg_databases is not None)
     database = pg_databases.fresh()  # type: ignore[attr-defined]
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TICKETHUB_")}
-    env.update(TICKETHUB_ADMIN_TOKEN=ADMIN_TOKEN, TICKETHUB_DATABASE_URL=database,
-               TICKETHUB_LOG_LEVEL="warning", **extra_env)
-    log = (tmp_path / "serve.log").open("wb")
-    process = subprocess.Popen(
-        [*hub_command(), "serve", "--workers", "2", "--port", str(port), "--data-dir",
-         str(tmp_path / "data")], env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 300  # starts are slow on a loaded machine
-        while len(child_pids(process.pid)) < 2 or not _healthy(url):
-            assert process.poll() is None, (tmp_path / "serve.log").read_text()
-            assert time.monotonic() < deadline, "the workers did not start"
-            time.sleep(0.2)
-        yield url, database, process.pid
+        with serving_workers(tmp_path, database, extra_env) as (url, parent):
+            yield url, database, parent
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
         pg_databases.drop(database)  # type: ignore[attr-defined]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/healthz", timeout=2).status_code == 200
-    except httpx.TransportError:
-        return False
 
 
 @pytest.mark.timeout(900)  # two hub starts take minutes on a loaded machine
@@ -195,8 +168,8 @@ def test_chat_webhooks_reaching_any_worker_are_each_handled_once(
                # the announcements must bring them
                "TICKETHUB_CHAT_TIMEOUT_CHECK_SECONDS": "60"}
         with _serving_workers(tmp_path, pg_databases, env) as (url, _, _), \
-                _connection_to(url, leader=True) as leader, \
-                _connection_to(url, leader=False) as follower:
+                connection_to(url, leader=True) as leader, \
+                connection_to(url, leader=False) as follower:
             roots = [f"1700000300.{n:06d}" for n in range(12)]
             for n, root in enumerate(roots):
                 body = json.dumps(slack_event(ALICE, f"<@{BOT_USER}> foodselection",
@@ -211,22 +184,6 @@ def test_chat_webhooks_reaching_any_worker_are_each_handled_once(
         assert all("Which dish" in call.body["text"] for call in calls)
     finally:
         standin.close()
-
-
-@contextlib.contextmanager
-def _connection_to(url: str, *, leader: bool) -> Iterator[httpx.Client]:
-    """A keep-alive connection that the leading worker (or the other one) accepted."""
-    deadline = time.monotonic() + 60
-    while True:
-        client = httpx.Client(base_url=url, timeout=LIVE_TIMEOUT)
-        if client.get("/healthz").json()["leader"] is leader:
-            break
-        client.close()
-        assert time.monotonic() < deadline, f"no connection to a worker with leader={leader}"
-    try:
-        yield client
-    finally:
-        client.close()
 
 
 async def _replies(standin: StandIn, n: int) -> list[Any]:

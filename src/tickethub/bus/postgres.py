@@ -30,12 +30,12 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import psycopg
-from psycopg.conninfo import make_conninfo
 from sqlalchemy.engine import URL
 
 from tickethub.bus.memory import MESSAGE_MAX, InProcessBus
 from tickethub.domain.status import Status
 from tickethub.domain.tickets import Moved, Ticket
+from tickethub.store.conninfo import libpq_conninfo
 
 log = logging.getLogger(__name__)
 
@@ -47,25 +47,12 @@ SEND_RETRY_SECONDS = 1.0  # after a failed NOTIFY, skip sending this long
 LISTEN_BACKOFF_SECONDS = (0.2, 5.0)  # first and longest wait between LISTEN reconnects
 
 
-def _conninfo(url: URL) -> str:
-    """libpq key/value conninfo for the same server and options as the engine's ``url``.
-
-    Built from the parsed parts, not by re-rendering the URL: a rendered URL writes a
-    space as ``+``, which libpq does not decode, so ``?options=-c%20x%3Dy`` would reach
-    the server as ``-c+x=y`` and the LISTEN connection would never open."""
-    parts: dict[str, object] = {"host": url.host, "port": url.port, "user": url.username,
-                                "password": url.password, "dbname": url.database}
-    for key, value in url.query.items():
-        parts[key] = value[-1] if isinstance(value, tuple) else value
-    return make_conninfo(**{k: str(v) for k, v in parts.items() if v is not None})
-
-
 class PostgresBus(InProcessBus):
     shared = True
 
     def __init__(self, url: URL) -> None:
         super().__init__()
-        self._conninfo = _conninfo(url)
+        self._conninfo = libpq_conninfo(url)
         self._origin = uuid.uuid4().hex[:12]
         self._sender: psycopg.Connection[tuple[object, ...]] | None = None
         self._sender_lock = threading.Lock()

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from sqlalchemy.engine import URL
 
 from tickethub.store import advisory_locks
+from tickethub.store.conninfo import libpq_conninfo
 
 log = logging.getLogger(__name__)
 
@@ -30,16 +31,12 @@ LEADER_LOCK_KEY = advisory_locks.LEADER
 Loop = Callable[[], Awaitable[None]]
 
 
-def _conninfo(url: URL) -> str:
-    return url.set(drivername="postgresql").render_as_string(hide_password=False)
-
-
 class Leadership:
     """Runs ``loops`` while this process leads. ``run()`` never returns by itself."""
 
     def __init__(self, url: URL | None, loops: Sequence[Loop], *,
                  retry_seconds: float = 2.0) -> None:
-        self._conninfo = _conninfo(url) if url is not None else None
+        self._conninfo = libpq_conninfo(url) if url is not None else None
         self._loops = list(loops)
         self._retry = retry_seconds
         self.leading = False
