@@ -276,7 +276,7 @@ def test_a_postgresql_restart_under_serve_workers_is_503_then_recovers(
         parked = leader.post("/api/v1/tickets", headers=auth, json={
             "kind": "question", "title": "parked across the restart"}).json()["id"]
         waiter = pool.submit(parked_on.get, f"/api/v1/tickets/{parked}/wait",
-                             params={"timeout": 240}, headers=auth)
+                             params={"timeout": 60}, headers=auth, timeout=90)
         loaders = [pool.submit(load) for _ in range(2)]
         while len(acknowledged) < 20:
             time.sleep(0.05)
@@ -303,7 +303,8 @@ def test_a_postgresql_restart_under_serve_workers_is_503_then_recovers(
         assert {(r.status_code, r.json()["code"]) for r in outage} == {
             (503, "database_unavailable")}
 
-        assert not waiter.done()
+        assert not waiter.done(), (waiter.result().status_code, waiter.result().text,
+                                   waiter.result().headers)
         answered = follower.post(f"/api/v1/tickets/{parked}/answer", headers=auth,
                                  json={"text": "after"})
         assert answered.status_code == 200, answered.text
