@@ -23,14 +23,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from fastapi.routing import iter_route_contexts
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tickethub.api.problems import INTERNAL, log_outage, problem_of, render
 from tickethub.api.responses import FastJSONResponse
-from tickethub.api.route_table import route_path
+from tickethub.api.route_table import route_path, route_table
 
 
 class ClientGone(Exception):
@@ -95,14 +94,12 @@ class _Direct:
 
 
 def _direct_routes(routes: list[BaseRoute]) -> list[_Direct]:
-    """Each route of ``routes`` (included routers' too) with a direct handler."""
-    found = []
-    for context in iter_route_contexts(routes):
-        handler = getattr(context.endpoint, "__direct__", None)
-        if handler is not None:
-            found.append(_Direct(context.path_regex, frozenset(context.methods or ()),
-                                 context.original_route, handler))
-    return found
+    """Each route of ``routes`` (included routers' too: ``route_table``) with a direct
+    handler, in the router's order."""
+    return [_Direct(path_regex, methods, route, handler)
+            for path_regex, methods, route in route_table(routes)
+            if (handler := getattr(getattr(route, "endpoint", None), "__direct__", None))
+            is not None]
 
 
 class DirectRoutes:
