@@ -23,6 +23,7 @@ from tickethub.domain.actors import Actor, Role
 from tickethub.domain.events import EventType, NewEvent
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import TicketDraft
+from tickethub.ops.series import REGISTRY
 from tickethub.server.runtime import HubRuntime
 from tickethub.services.events import EventService
 from tickethub.settings import Settings
@@ -61,6 +62,7 @@ async def test_an_unannounced_change_wakes_its_waiters_and_an_announced_one_does
                        for t in ("quiet", "loud"))
     bus = InProcessBus()
     bus.bind(asyncio.get_running_loop())
+    counted = REGISTRY.get_sample_value("tickethub_missed_notifications_total") or 0.0
     async with _sweeping(bus, store) as sweep:
         with bus.ticket_signal(quiet.id) as unannounced, bus.log_signal() as log:
             seq = _change(store, quiet.id, quiet.path)  # committed; no notify follows
@@ -76,6 +78,8 @@ async def test_an_unannounced_change_wakes_its_waiters_and_an_announced_one_does
                 await asyncio.sleep(SWEEP_SECONDS * 5)  # sweeps pass over the change
                 assert not after.done()  # heard already: nobody woken twice
         assert sweep.woken == 1
+        assert REGISTRY.get_sample_value(  # for operators: /metrics
+            "tickethub_missed_notifications_total") == counted + 1
 
 
 async def test_a_waiter_in_one_process_wakes_when_the_writer_in_another_never_notifies(

@@ -20,6 +20,7 @@ import asyncio
 import logging
 
 from tickethub.bus.memory import InProcessBus
+from tickethub.ops.series import MISSED_NOTIFICATIONS
 from tickethub.services.backoff import Backoff
 from tickethub.services.events import EventService
 
@@ -71,4 +72,5 @@ class MissedNotificationSweep:
                         "process (did another stop between commit and NOTIFY?); their "
                         "waiters read them back", len(unheard))
             self.woken += len(unheard)
+            MISSED_NOTIFICATIONS.inc(len(unheard))
             self._bus.wake_unheard(until, unheard)

@@ -25,7 +25,7 @@ from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from prometheus_client import CollectorRegistry, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -109,6 +109,12 @@ GROUP_COMMIT_BATCH = Histogram(
 GROUP_COMMIT_SECONDS = Histogram(
     "tickethub_group_commit_seconds", "Time one group-committed transaction took, by writer.",
     ["writer"], buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
+    registry=REGISTRY)
+
+MISSED_NOTIFICATIONS = Counter(
+    "tickethub_missed_notifications_total", "Tickets whose change reached this process "
+    "without a notification (found by the bus's sweep of the log; their waiters were "
+    "woken then): another process stopped between commit and NOTIFY, or could not send.",
     registry=REGISTRY)
 
 GITHUB_RATE_REMAINING = Gauge(
