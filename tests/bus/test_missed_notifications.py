@@ -7,19 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.conftest import ADMIN_TOKEN, bearer
-from tickethub.api.app import create_app
+from tests.bus.crossing import answered_across
+from tests.conftest import ADMIN_TOKEN
 from tickethub.bus.memory import InProcessBus
 from tickethub.bus.sweep import MissedNotificationSweep
-from tickethub.domain.actors import Actor, Role
 from tickethub.domain.events import EventType, NewEvent
 from tickethub.domain.status import Kind
 from tickethub.domain.tickets import TicketDraft
@@ -90,22 +87,9 @@ async def test_a_waiter_in_one_process_wakes_when_the_writer_in_another_never_no
                         admin_token=ADMIN_TOKEN, bus_sweep_seconds=0.2)
     hub_a, hub_b = HubRuntime(settings), HubRuntime(settings)
     hub_b.bus._send = lambda channel, payloads: None  # type: ignore[method-assign]
-    agent, alice = Actor("bot", Role.AGENT), Actor("alice", Role.RESPONDER)
     try:
-        async with hub_a.running(), hub_b.running():
-            ticket, _ = hub_a.tickets.ask(agent, TicketDraft(kind=Kind.QUESTION, title="q"))
-            transport = httpx.ASGITransport(app=create_app(hub_a))
-            async with httpx.AsyncClient(transport=transport, base_url="http://a") as client:
-                waiter = asyncio.create_task(client.get(
-                    f"/api/v1/tickets/{ticket.id}/wait?timeout=30",
-                    headers=bearer(ADMIN_TOKEN)))
-                await asyncio.sleep(0.3)
-                started = time.monotonic()
-                await asyncio.to_thread(hub_b.tickets.answer, alice, ticket.id, "from B",
-                                        None, "api")
-                # Without the sweep it would sleep out its 30 s long-poll.
-                response = await asyncio.wait_for(waiter, 10)
-                woke_after = time.monotonic() - started
+        # Without the sweep A's waiter would sleep out its 30 s long-poll.
+        response, woke_after = await answered_across(hub_a, hub_b, wait_seconds=30)
         assert response.json()["answer"]["text"] == "from B"
         assert woke_after < 5
     finally:

@@ -4,23 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 
-from tests.conftest import ADMIN_TOKEN, bearer
-from tickethub.api.app import create_app
+from tests.bus.crossing import answered_across
+from tests.conftest import ADMIN_TOKEN
 from tickethub.bus.postgres import PostgresBus, _payloads
-from tickethub.domain.actors import Actor, Role
-from tickethub.domain.status import Kind, Status
-from tickethub.domain.tickets import Moved, TicketDraft
+from tickethub.domain.status import Status
+from tickethub.domain.tickets import Moved
 from tickethub.server.runtime import HubRuntime
 from tickethub.settings import Settings
 
@@ -32,23 +29,8 @@ async def test_an_answer_in_one_process_wakes_a_waiter_in_another(tmp_path: Path
     settings = Settings(data_dir=tmp_path, database_url=database_url, admin_token=ADMIN_TOKEN)
     hub_a, hub_b = HubRuntime(settings), HubRuntime(settings)
     assert isinstance(hub_a.bus, PostgresBus) and isinstance(hub_b.bus, PostgresBus)
-    app_a = create_app(hub_a)
-    agent = Actor("bot", Role.AGENT)
-    alice = Actor("alice", Role.RESPONDER)
     try:
-        async with hub_a.running(), hub_b.running():
-            ticket, _ = hub_a.tickets.ask(agent, TicketDraft(kind=Kind.QUESTION, title="q"))
-            transport = httpx.ASGITransport(app=app_a)
-            async with httpx.AsyncClient(transport=transport, base_url="http://a") as client:
-                waiter = asyncio.create_task(client.get(
-                    f"/api/v1/tickets/{ticket.id}/wait?timeout=20",
-                    headers=bearer(ADMIN_TOKEN)))
-                await asyncio.sleep(0.3)
-                started = time.monotonic()
-                await asyncio.to_thread(hub_b.tickets.answer, alice, ticket.id, "from B",
-                                        None, "api")
-                response = await asyncio.wait_for(waiter, 10)
-                woke_after = time.monotonic() - started
+        response, woke_after = await answered_across(hub_a, hub_b)
         assert response.json()["answer"]["text"] == "from B"
         assert woke_after < 5
     finally:
