@@ -80,13 +80,13 @@ async def test_an_unannounced_change_wakes_its_waiters_and_an_announced_one_does
 
 
 async def test_a_waiter_in_one_process_wakes_when_the_writer_in_another_never_notifies(
-        tmp_path: Path, database_url: str) -> None:
+        tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if not database_url.startswith("postgresql"):
         pytest.skip("several hub processes share PostgreSQL only")
     settings = Settings(data_dir=tmp_path, database_url=database_url,
                         admin_token=ADMIN_TOKEN, bus_sweep_seconds=0.2)
     hub_a, hub_b = HubRuntime(settings), HubRuntime(settings)
-    hub_b.bus._send = lambda channel, payloads: None  # type: ignore[method-assign]
+    monkeypatch.setattr(hub_b.bus, "_send", lambda channel, payloads: None)
     try:
         # Without the sweep A's waiter would sleep out its 30 s long-poll.
         response, woke_after = await answered_across(hub_a, hub_b, wait_seconds=30)
