@@ -62,9 +62,10 @@ class Settings(BaseSettings):
     delivery_timeout_seconds: float = Field(10.0, gt=0, description="Timeout of one "
                                             "outbound HTTP delivery.")
     auth_cache_seconds: float = Field(2.0, ge=0, le=60, description="How long a checked "
-                                      "token is trusted without a database read. A token "
-                                      "revoked on this process stops at once; on another "
-                                      "hub process within this time. 0: check every time.")
+                                      "token is trusted without a database read. A revoked "
+                                      "token stops at once, in every hub process (they "
+                                      "tell each other); should that news be lost, within "
+                                      "this time. 0: check every time.")
     # -- throttling of failed sign-ins, sign-in links and API tokens (docs/api.md) --
     auth_throttle_account_attempts: int = Field(5, ge=1, description="Failed sign-ins "
                                                 "per account (known or not) before each "

@@ -40,7 +40,9 @@ def two_hubs(tmp_path: Path, pg_url: str) -> Iterator[tuple[HubProcess, HubProce
            "TICKETHUB_DEADLINE_CHECK_MAX_SECONDS": "0.5",
            # the token throttle locks an address after 3 failures, for a minute
            "TICKETHUB_AUTH_THROTTLE_ADDRESS_ATTEMPTS": "3",
-           "TICKETHUB_AUTH_THROTTLE_BASE_SECONDS": "60", "TICKETHUB_METRICS": "true"}
+           "TICKETHUB_AUTH_THROTTLE_BASE_SECONDS": "60", "TICKETHUB_METRICS": "true",
+           # a checked token is trusted a minute: only news of a revocation stops it
+           "TICKETHUB_AUTH_CACHE_SECONDS": "60"}
     a = HubProcess(tmp_path / "a", admin_token=ADMIN_TOKEN, database_url=pg_url, env=env)
     b = HubProcess(tmp_path / "b", admin_token=ADMIN_TOKEN, database_url=pg_url, env=env)
     with ThreadPoolExecutor(2) as pool:  # a start takes long on a loaded machine
@@ -216,3 +218,23 @@ def test_bad_tokens_tried_on_one_process_lock_the_address_on_the_other(two_hubs)
     # A token B has checked before still works there: the lock is for the others.
     assert httpx.get(f"{b.url}/api/v1/tickets", headers=AUTH,
                      timeout=LIVE_TIMEOUT).status_code == 200
+
+
+def test_a_token_revoked_through_one_process_stops_at_once_on_the_other(two_hubs):
+    a, b = two_hubs
+    made = httpx.post(f"{a.url}/api/v1/tokens", headers=AUTH, timeout=LIVE_TIMEOUT,
+                      json={"name": "leaver", "role": "agent"})
+    assert made.status_code == 201, made.text
+    theirs = bearer(made.json()["token"])
+    assert httpx.get(f"{b.url}/api/v1/me", headers=theirs,  # B trusts it for a minute
+                     timeout=LIVE_TIMEOUT).status_code == 200
+    gone = httpx.delete(f"{a.url}/api/v1/tokens/{made.json()['id']}", headers=AUTH,
+                        timeout=LIVE_TIMEOUT)
+    assert gone.status_code == 204
+    deadline = time.monotonic() + 20  # well within the minute B would trust it
+    while (refused := httpx.get(f"{b.url}/api/v1/me", headers=theirs,
+                                timeout=LIVE_TIMEOUT)).status_code == 200:
+        assert time.monotonic() < deadline, "B still takes the revoked token"
+        time.sleep(0.05)
+    assert refused.status_code == 401
+    assert refused.json()["code"] == "unauthenticated"

@@ -101,6 +101,10 @@ class HubRuntime:
         self.auth = AuthService(self.store, self.clock, self.secrets,
                                 cache_seconds=settings.auth_cache_seconds,
                                 throttles=self.throttles)
+        # A token revoked through one process stops at once in the others too.
+        self.bus.subscribe("token_revocations", self.auth.forget_checked)
+        self.auth.share_revocations(functools.partial(self.bus.broadcast,
+                                                      "token_revocations"))
         self.deadlines = DeadlineService(self.store, self.clock, self.bus)
         self.webhooks = WebhookService(self.store, self.clock, self.secrets)
         # web inbox: people's sign-in and the inbox queries

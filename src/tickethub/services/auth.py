@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from tickethub.domain.actors import Actor, ActorKind, Role, require_admin
@@ -33,10 +33,12 @@ class AuthService:
         self._clock = clock
         self._secrets = secrets
         # token hash → (actor, valid until): saves a database read per request. A token
-        # revoked here is dropped at once; one revoked by another hub process may work
-        # there for up to ``cache_seconds`` more.
+        # revoked here is dropped at once, and the other hub processes are told
+        # (``share_revocations``); should the news not reach one, the token works there
+        # for up to ``cache_seconds`` more.
         self._cache_seconds = cache_seconds
         self._cache: dict[str, tuple[Actor, datetime]] = {}
+        self._revoked: Callable[[str], None] = lambda message: None
         # One check per token at a time: the requests that come with it meanwhile (a
         # client opening 32 connections at once, or all of them when its cache entry
         # ends) wait for that check and take its cached result, instead of each counting
@@ -146,4 +148,14 @@ class AuthService:
         with self._store.write() as uow:
             if not uow.actors.revoke_token(token_id, self._clock.now()):
                 raise NotFound(f"token {token_id} does not exist or is revoked", field="id")
+        self._cache.clear()
+        self._revoked(str(token_id))
+
+    def share_revocations(self, send: Callable[[str], None]) -> None:
+        """Tell ``send`` (not blocking: the other processes' bus) of each revocation, so
+        their :meth:`forget_checked` drops cached tokens at once."""
+        self._revoked = send
+
+    def forget_checked(self, message: str = "") -> None:
+        """Check every token against the database again (another process revoked one)."""
         self._cache.clear()
