@@ -51,12 +51,15 @@ class SavedViewService:
         if not name:
             raise ValidationFailed("give the view a name", field="name")
         if len(name) > MAX_NAME:
-            raise ValidationFailed(f"at most {MAX_NAME} characters", field="name")
+            raise ValidationFailed(f"a view's name is at most {MAX_NAME} characters",
+                                   field="name")
         if len(query) > MAX_QUERY:
-            raise ValidationFailed(f"at most {MAX_QUERY} characters", field="query")
+            raise ValidationFailed(f"a view's filters are at most {MAX_QUERY} characters",
+                                   field="query")
         bad = first_with_nul({"name": name, "query": query})
         if bad:
-            raise ValidationFailed("must not contain NUL characters", field=bad)
+            raise ValidationFailed(f"a view's {bad} must not contain NUL characters",
+                                   field=bad)
         if actor.id is None:
             raise ValidationFailed("saved views belong to a stored person", field="actor")
         view = SavedView(name, query)

@@ -1,5 +1,6 @@
 """``/triage/views``: save the triage page's filters under a name, or delete a saved view.
-Saved views belong to the signed-in person (``services/saved_views.py``)."""
+Saved views belong to the signed-in person (``services/saved_views.py``); a view that
+cannot be saved is the service's 422 problem, on the error page (``page_route``)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
 from tickethub.api.deps import call, hub_of
-from tickethub.errors import ValidationFailed
 from tickethub.web.page_route import PageRoute
-from tickethub.web.render import page
 from tickethub.web.session import Viewer, check_csrf, viewer
 from tickethub.web.triage_routes import KEEP
 
@@ -27,13 +26,8 @@ async def save_view(request: Request, me: Me) -> Response:
     pairs = [(k, v) for k, v in parse_qsl(str(form.get("back") or ""))
              if k in KEEP and k != "cursor" and v]
     query = urlencode(pairs)
-    try:
-        await call(hub_of(request).saved_views.save, me.actor,
-                   str(form.get("name") or ""), query)
-    except ValidationFailed as exc:
-        return page(request, "error.html", {
-            "viewer": me, "title": "View not saved",
-            "message": f"{exc.field}: {exc.detail}"}, 422)
+    await call(hub_of(request).saved_views.save, me.actor, str(form.get("name") or ""),
+               query)
     return RedirectResponse("/triage?" + query, status_code=303)
 
 

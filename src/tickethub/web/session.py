@@ -5,7 +5,8 @@
 * Every form carries the session's CSRF token; a POST whose token is missing or wrong is
   refused with 403 (:class:`CsrfRejected`), before anything else happens.
 * Without a live session, :class:`SignInRequired` sends the browser to ``/login`` with
-  ``next`` set to the page it was on, and sign-in returns it there.
+  ``next`` set to the page it was on, and sign-in returns it there; a live stream or a
+  script gets it as the 401 problem (``page_route.PageRoute``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from starlette.responses import Response
 
 from tickethub.api.deps import call, hub_of
 from tickethub.domain.actors import Actor
+from tickethub.errors import Forbidden, Unauthenticated
 from tickethub.services.sessions import Session
 from tickethub.web.live import SignedIn
 
@@ -25,14 +27,28 @@ COOKIE = "th_session"
 LOGIN_COOKIE = "th_login_csrf"
 
 
-class SignInRequired(Exception):
+class SignInRequired(Unauthenticated):
+    """No live session; ``next_path`` is the page to come back to after signing in."""
+
     def __init__(self, next_path: str) -> None:
-        super().__init__(next_path)
+        super().__init__("you are not signed in, or your session ended; sign in again")
         self.next_path = next_path
 
+    def headers(self) -> dict[str, str]:
+        # The session is a cookie: there is no HTTP auth scheme to challenge with, and a
+        # Bearer challenge would point a script at the API's tokens instead.
+        return {}
 
-class CsrfRejected(Exception):
-    pass
+
+class CsrfRejected(Forbidden):
+    """A form without the session's CSRF token, or with a wrong one."""
+
+    code = "csrf_rejected"
+    title = "Form expired"
+
+    def __init__(self) -> None:
+        super().__init__("This form is missing its security token or the token is wrong. "
+                         "Go back, reload the page and try again.", field="csrf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +103,9 @@ async def viewer(request: Request) -> Viewer:
     session = await call(hub.sessions.resume, request.cookies.get(COOKIE))
     if session is None:
         raise SignInRequired(page_of(request))
-    return Viewer(session)
+    found = Viewer(session)
+    request.state.viewer = found  # an error page shows who is signed in (page_route)
+    return found
 
 
 def still_signed_in(request: Request) -> SignedIn:

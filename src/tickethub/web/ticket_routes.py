@@ -35,7 +35,7 @@ from tickethub.web.markdown import render as markdown
 from tickethub.web.page_route import PageRoute
 from tickethub.web.render import SECURITY_HEADERS, fragment, page
 from tickethub.web.session import Viewer, check_csrf, still_signed_in, viewer
-from tickethub.web.ticket_view import TicketView, load, page_ticket_id
+from tickethub.web.ticket_view import NoSuchTicket, TicketView, load, page_ticket_id
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 Me = Annotated[Viewer, Depends(viewer)]
@@ -96,18 +96,13 @@ async def _load(request: Request, ticket_id: int, me: Viewer) -> TicketView:
     return await call(load, hub_of(request), ticket_id, me.actor)
 
 
-def _not_found(request: Request, me: Viewer, ticket_id: int) -> Response:
-    return page(request, "error.html", {"viewer": me, "title": "Not found",
-                                        "message": f"There is no ticket {ticket_id}."}, 404)
-
-
 @router.get("/t/{ticket_id}")
 async def ticket_page(request: Request, ticket_id: TicketId, me: Me,
                       done: str | None = None) -> Response:
     try:
         view = await _load(request, ticket_id, me)
     except NotFound:
-        return _not_found(request, me, ticket_id)
+        raise NoSuchTicket(ticket_id) from None
     notice = _DONE.get(done or "")
     if done == "approved" and view.ticket.status.value == "approved":
         notice = review.outcome_line(view.ticket) or notice
@@ -193,7 +188,7 @@ async def _decide(request: Request, me: Viewer, ticket_id: int, action: str) -> 
     try:
         ticket = await call(hub.tickets.get, ticket_id, me.actor)
     except NotFound:
-        return _not_found(request, me, ticket_id)
+        raise NoSuchTicket(ticket_id) from None
     got = await _read(request, ticket, form, action, posted)
     fields, errors = got.fields, got.errors
     if not errors:

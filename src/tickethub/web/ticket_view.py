@@ -22,7 +22,9 @@ _ARG_KEYS = ("arguments", "args", "input", "params", "parameters")
 
 
 class NoSuchTicket(NotFound):
-    """A page for a ticket that does not exist; the web shows it as an HTML 404."""
+    """A page for a ticket that does not exist, or that the viewer may not read (the
+    same 404, so a page does not tell which): the service's ``NotFound`` in the page's
+    words."""
 
     def __init__(self, raw: object) -> None:
         super().__init__(f"There is no ticket {raw}.", field="ticket_id")

@@ -15,7 +15,7 @@ from tickethub.services.tickets import MAX_TREE_DEPTH
 from tickethub.web.page_route import PageRoute
 from tickethub.web.render import page
 from tickethub.web.session import Viewer, viewer
-from tickethub.web.ticket_view import page_ticket_id
+from tickethub.web.ticket_view import NoSuchTicket, page_ticket_id
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 Me = Annotated[Viewer, Depends(viewer)]
@@ -53,7 +53,6 @@ async def tree(request: Request, ticket_id: TicketId, me: Me) -> Response:
     hub = hub_of(request)
     try:
         tickets = await call(hub.tickets.subtree, ticket_id, MAX_TREE_DEPTH, me.actor)
-    except NotFound:
-        return page(request, "error.html", {"viewer": me, "title": "Not found",
-                                            "message": f"There is no ticket {ticket_id}."}, 404)
+    except NotFound:  # unknown or not the viewer's to read: the page's own 404
+        raise NoSuchTicket(ticket_id) from None
     return page(request, "tree.html", {"viewer": me, "root": build_tree(tickets)})
