@@ -3,7 +3,9 @@
 Every action is a plain form that works without JavaScript (it answers with a redirect
 to the next ticket, or the page again with the error next to its field). ``triage.js``
 sends the same forms with ``Accept: application/json`` after its undo delay and reads a
-JSON answer instead. See ``triage_actions`` for what each action calls.
+JSON answer instead: the outcome, or the error as the native API's
+``application/problem+json`` naming its ``field`` (rendered by ``page_route``). See
+``triage_actions`` for what each action calls.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlencode
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.datastructures import QueryParams
 
 from tickethub.api.deps import call, hub_of
@@ -23,10 +25,10 @@ from tickethub.errors import NotFound, TickethubError, ValidationFailed
 from tickethub.services.inbox import InboxQuery
 from tickethub.web import triage_actions, triage_view
 from tickethub.web.inbox_routes import FILTERS, inbox_query
-from tickethub.web.page_route import PageRoute
+from tickethub.web.page_route import PageRoute, wants_json
 from tickethub.web.render import SECURITY_HEADERS, fragment, page
 from tickethub.web.session import Viewer, check_csrf, viewer
-from tickethub.web.ticket_view import page_ticket_id
+from tickethub.web.ticket_view import NoSuchTicket, page_ticket_id
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 Me = Annotated[Viewer, Depends(viewer)]
@@ -45,10 +47,6 @@ def _kept(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def _back(form: dict[str, str]) -> list[tuple[str, str]]:
     """The filters of the page a form came from (its ``back`` field), and nothing else."""
     return _kept(parse_qsl(form.get("back", ""), keep_blank_values=False))
-
-
-def _wants_json(request: Request) -> bool:
-    return "application/json" in request.headers.get("accept", "")
 
 
 def _done_notice(params: Any) -> str | None:
@@ -119,12 +117,11 @@ async def pane(request: Request, ticket_id: TicketId, me: Me) -> Response:
     try:
         found = await call(triage_view.load_pane, hub, ticket_id, me.actor, True)
     except NotFound:
-        return Response("There is no such ticket.", status_code=404,
-                        headers=SECURITY_HEADERS)
+        raise NoSuchTicket(ticket_id) from None
     html = fragment("_triage_pane.html", "pane", found, me, hub.clock.now(),
                     urlencode(_back({"back": request.query_params.get("back", "")})), None,
                     triage_actions.SNOOZES, {})
-    return Response(html, media_type="text/html", headers=SECURITY_HEADERS)
+    return HTMLResponse(html, headers=SECURITY_HEADERS)
 
 
 @router.post("/triage/t/{ticket_id}/{action}")
@@ -138,14 +135,13 @@ async def act(request: Request, ticket_id: TicketId, action: str, me: Me) -> Res
     try:
         notice = await call(triage_actions.run, action, act_)
     except TickethubError as exc:
-        if _wants_json(request):
-            return JSONResponse({"ok": False, "field": exc.field, "detail": exc.detail},
-                                status_code=exc.status)
+        if wants_json(request):
+            raise  # the route class renders it (page_route): problem+json naming the field
         failed = {"action": action, "field": exc.field or "", "detail": exc.detail,
                   "posted": form}
         return await _render(request, me, back, open_id=ticket_id, explicit=True,
                              status_code=exc.status, failed=failed)
-    if _wants_json(request):
+    if wants_json(request):
         ticket = await call(hub.tickets.get, ticket_id, me.actor)
         return JSONResponse({"ok": True, "notice": notice, "id": ticket_id,
                              "status": ticket.status.value, "waiting": ticket.waiting,
@@ -179,7 +175,10 @@ async def _readable(hub: Any, me: Viewer, ids: list[int]) -> list[int]:
 async def bulk(request: Request, me: Me) -> Response:
     """Approve, close, cancel or reopen many tickets: each its own service call (its own
     audited decision and event). Some may fail (already decided, not one's own to
-    approve); the rest still happen, and the answer lists both."""
+    approve); the rest still happen, and the answer lists both. For a script that is a
+    200 ``{"ok", "done", "failed"}``, each failure ``{"id", "code", "detail"}`` from its
+    problem, even when none was done: the batch ran, and its outcome is data. An unknown
+    action is the request's own error (422 naming ``action``)."""
     hub = hub_of(request)
     raw = await request.form()
     form = triage_actions.form_dict(raw)
@@ -192,8 +191,8 @@ async def bulk(request: Request, me: Me) -> Response:
         done = await _readable(hub, me, ids)
         await call(hub.reads.mark, me.actor, done, action == "read")
     elif action not in triage_actions.BULK:
-        failed = [{"id": None, "detail": f"action must be one of "
-                   f"{', '.join(triage_actions.BULK)}, read or unread"}]
+        raise ValidationFailed(f"action must be one of {', '.join(triage_actions.BULK)}, "
+                               "read or unread", field="action")
     else:
         for ticket_id in ids:
             act_ = triage_actions.Act(hub, me.actor, ticket_id, {}, None)
@@ -201,17 +200,17 @@ async def bulk(request: Request, me: Me) -> Response:
                 await call(triage_actions.run, action, act_)
                 done.append(ticket_id)
             except TickethubError as exc:
-                failed.append({"id": ticket_id, "detail": exc.detail})
-    if _wants_json(request):
-        return JSONResponse({"ok": not failed, "done": done, "failed": failed},
-                            status_code=200 if done or not failed else 422)
+                problem = exc.problem()
+                failed.append({"id": ticket_id, "code": problem.code,
+                               "detail": problem.detail})
+    if wants_json(request):
+        return JSONResponse({"ok": not failed, "done": done, "failed": failed})
     if not failed:
         return RedirectResponse("/triage?" + urlencode(
             [*back, ("done", action), ("n", str(len(done)))]), status_code=303)
     verb = _DONE.get(action, action)
     notice = (f"{verb} {len(done)} of {len(ids)}. Not done: "
-              + "; ".join(f"#{f['id']}: {f['detail']}" if f["id"] else f["detail"]
-                          for f in failed))
+              + "; ".join(f"#{f['id']}: {f['detail']}" for f in failed))
     return await _render(request, me, back, open_id=None, explicit=False,
                          status_code=200 if done else 422, notice=notice)
 
@@ -225,6 +224,6 @@ async def read(request: Request, me: Me) -> Response:
     check_csrf(me, form.get("csrf"))
     readable = await _readable(hub, me, _ids(raw))
     await call(hub.reads.mark, me.actor, readable, form.get("read") == "1")
-    if _wants_json(request):
+    if wants_json(request):
         return JSONResponse({"ok": True, "ids": readable})
     return RedirectResponse("/triage?" + urlencode(_back(form)), status_code=303)

@@ -116,16 +116,15 @@
   // Leaving the page sends what is pending (keepalive lets it outlive the page).
   addEventListener("pagehide", flush);
 
+  // The outcome as JSON, or the error as the hub's problem+json (the same body as the
+  // native API's): its detail says what is wrong, with the field it names.
   async function post(url, body, leaving) {
     const response = await fetch(url, { method: "POST", body, keepalive: !!leaving,
       credentials: "same-origin", headers: { Accept: "application/json" } });
     let data = {};
-    try { data = await response.json(); } catch (e) { /* not JSON: a sign-in page */ }
+    try { data = await response.json(); } catch (e) { /* not JSON: a proxy's page */ }
     if (response.status === 401 || response.redirected) throw new Error("sign in again");
-    if (!response.ok && !(data.done && data.done.length)) {
-      throw new Error(data.detail || (data.failed && data.failed.map((f) => f.detail).join("; "))
-        || `the hub answered ${response.status}`);
-    }
+    if (!response.ok) throw new Error(data.detail || `the hub answered ${response.status}`);
     return data;
   }
 
