@@ -1,7 +1,8 @@
 """One problem renderer: every error body of every door (native API, Agent Protocol,
-OpenAI, MCP's token check, the body-size limit, the direct routes) is a ``Problem``
-rendered by ``api/problems.render`` in the door's wire format, and no other module
-builds error bodies."""
+OpenAI, MCP's token check, the body-size limit, the direct routes, the web inbox) is a
+``Problem`` rendered by ``api/problems.render`` in the door's wire format (the web's
+error page by ``web/page_route.render_problem``), and no other module builds error
+bodies."""
 
 from __future__ import annotations
 
@@ -173,13 +174,16 @@ def _error_status(value: ast.expr) -> bool:
 
 def _error_bodies_built(path: Path) -> list[str]:
     """Places in ``path`` that build an error body by hand: the problem+json media type
-    spelled out, a problem document made, or a JSON response given an error status."""
+    spelled out, a problem document made, a response given an error status, or the web's
+    error page rendered."""
     found = []
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if (isinstance(node, ast.Constant) and isinstance(node.value, str)
                 and "problem+json" in node.value and " " not in node.value):
             found.append(f"{node.lineno}: the media type {node.value!r}")
+        if isinstance(node, ast.Constant) and node.value == "error.html":
+            found.append(f"{node.lineno}: the error page")
         if isinstance(node, ast.Call):
             name = getattr(node.func, "attr", getattr(node.func, "id", ""))
             if name in ("document", "to_problem"):
@@ -190,10 +194,11 @@ def _error_bodies_built(path: Path) -> list[str]:
     return found
 
 
-def test_no_module_builds_error_bodies_but_the_renderer() -> None:
+@pytest.mark.parametrize("door", ["api", "web"])
+def test_no_module_builds_error_bodies_but_the_renderer(door: str) -> None:
     allowed = {SRC / "api" / "problems.py", SRC / "api" / "problem_docs.py",
-               SRC / "errors.py"}
-    built = {str(p.relative_to(SRC)): found for p in sorted((SRC / "api").rglob("*.py"))
+               SRC / "errors.py", SRC / "web" / "page_route.py"}
+    built = {str(p.relative_to(SRC)): found for p in sorted((SRC / door).rglob("*.py"))
              if p not in allowed and (found := _error_bodies_built(p))}
     assert built == {}
 
