@@ -230,6 +230,26 @@ def test_bulk_select_is_one_decision_each(hub: LiveHub, chromium: Any) -> None:
     page.context.close()
 
 
+def test_a_refused_action_says_why_and_comes_back(hub: LiveHub, chromium: Any) -> None:
+    """The hub refuses an action (decided elsewhere since the pane opened): triage.js
+    reads the problem+json and shows its detail; the row is back in the list."""
+    from playwright.sync_api import expect
+
+    gone = ask(hub, "Decided elsewhere?", "approval", proposal={"n": 1},
+               labels=["refused"])
+    page = new_page(chromium, hub, "/triage?label=refused")
+    pane_is(page, gone)
+    with hub.api() as api:
+        assert api.post(f"/api/v1/tickets/{gone}/deny", json={"reason": "no"}).is_success
+        detail = api.post(f"/api/v1/tickets/{gone}/approve",
+                          json={"version": 1}).json()["detail"]  # what the hub says to it
+    page.keyboard.press("a")
+    expect(page.locator("#toast")).to_contain_text(f"Not sent: {detail}", timeout=10_000)
+    expect(page.locator(f'.trow[data-id="{gone}"]')).to_be_visible()
+    assert ticket(hub, gone)["status"] == "denied"
+    page.context.close()
+
+
 def test_phone_width_is_one_column_with_a_filter_sheet(hub: LiveHub, chromium: Any
                                                        ) -> None:
     from playwright.sync_api import expect
