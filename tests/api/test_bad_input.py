@@ -97,12 +97,19 @@ async def test_the_largest_id_is_404_when_unknown(client, admin):
 
 @pytest.mark.parametrize("bad", [*BAD_NUMBERS, "abc"])
 async def test_web_pages_answer_a_bad_ticket_id_with_an_html_404(signed_in, bad):
+    """The 404 page for a browser; a script (no ``text/html`` in its ``Accept``) gets the
+    same problem as problem+json."""
     for method, path in [("GET", "/t/{x}"), ("GET", "/tree/{x}"), ("POST", "/t/{x}/answer"),
                          ("POST", "/t/{x}/approve"), ("POST", "/t/{x}/deny")]:
-        response = await signed_in.request(method, path.format(x=bad))
+        response = await signed_in.request(method, path.format(x=bad),
+                                           headers={"Accept": "text/html"})
         assert response.status_code == 404, (path, bad, response.text)
         assert response.headers["content-type"].startswith("text/html"), path
         assert "There is no ticket" in response.text
+        script = await signed_in.request(method, path.format(x=bad))
+        assert script.status_code == 404, (path, bad, script.text)
+        assert script.headers["content-type"] == PROBLEM, path
+        assert script.json()["code"] == "not_found", path
 
 
 @pytest.mark.parametrize("bad", BAD_NUMBERS)
