@@ -250,6 +250,23 @@ def test_a_refused_action_says_why_and_comes_back(hub: LiveHub, chromium: Any) -
     page.context.close()
 
 
+def test_a_preview_after_the_session_ended_says_so_instead_of_showing_the_sign_in_page(
+        hub: LiveHub, chromium: Any) -> None:
+    from playwright.sync_api import expect
+
+    question = ask(hub, "Preview after sign-out?")
+    page = new_page(chromium, hub, f"/t/{question}")
+    page.fill("#text", "**bold**")
+    page.get_by_role("button", name="Preview").click()
+    expect(page.locator("#preview strong")).to_have_text("bold")
+    page.context.clear_cookies()  # the session is gone (signed out elsewhere, expired)
+    page.get_by_role("button", name="Preview").click()
+    expect(page.locator("#preview")).to_contain_text("No preview: ", timeout=10_000)
+    expect(page.locator("#preview")).to_contain_text("sign in")
+    assert page.locator("#preview input[type=password]").count() == 0
+    page.context.close()
+
+
 def test_phone_width_is_one_column_with_a_filter_sheet(hub: LiveHub, chromium: Any
                                                        ) -> None:
     from playwright.sync_api import expect

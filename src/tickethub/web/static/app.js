@@ -127,9 +127,21 @@
       const body = new FormData();
       body.append("csrf", csrf());
       body.append("text", document.getElementById(button.dataset.source).value);
-      const response = await fetch("/preview", { method: "POST", body, credentials: "same-origin" });
+      // Asking for JSON: a refusal (an ended session, a stale form) is the problem+json
+      // whose detail is shown, not the sign-in page followed into the preview box.
+      const response = await fetch("/preview", {
+        method: "POST", body, credentials: "same-origin",
+        headers: { Accept: "application/json" },
+      });
       const target = document.getElementById(button.dataset.target);
-      target.innerHTML = response.ok ? await response.text() : "<p>Preview failed; sign in again?</p>";
+      if (response.ok) {
+        target.innerHTML = await response.text(); // the server's safe renderer's HTML
+      } else {
+        const problem = await response.json().catch(() => ({}));
+        const said = document.createElement("p");
+        said.textContent = "No preview: " + (problem.detail || "the hub did not answer");
+        target.replaceChildren(said);
+      }
       target.classList.remove("hidden");
     });
   });
