@@ -74,6 +74,11 @@ async def test_an_unannounced_change_wakes_its_waiters_and_an_announced_one_does
             with bus.ticket_signal(loud.id) as after:
                 await asyncio.sleep(SWEEP_SECONDS * 5)  # sweeps pass over the change
                 assert not after.done()  # heard already: nobody woken twice
+        with bus.ticket_signal(loud.id) as rechecked:
+            _change(store, loud.id, loud.path)  # unannounced, but then everyone reads
+            bus.recheck_all()  # back (a LISTEN connection came back): nothing to find
+            await asyncio.wait_for(rechecked, 2)
+            await asyncio.sleep(SWEEP_SECONDS * 5)
         assert sweep.woken == 1
         assert REGISTRY.get_sample_value(  # for operators: /metrics
             "tickethub_missed_notifications_total") == counted + 1

@@ -56,6 +56,7 @@ class InProcessBus:
         # The seq of the latest notification of each recently notified ticket.
         self._ticket_seqs: OrderedDict[int, int] = OrderedDict()
         self.last_seq = 0
+        self.rechecks = 0  # times ``recheck_all`` woke everyone
         self.closing = False
         self._topics: dict[str, Callable[[str], None]] = {}
 
@@ -91,6 +92,7 @@ class InProcessBus:
         signal so streams and loops re-read, and forget which tickets were quiet. Call on
         the bound event loop."""
         self._ticket_seqs.clear()
+        self.rechecks += 1
         waiters, self._ticket_waiters = self._ticket_waiters, {}
         for futures in waiters.values():
             for future in futures:

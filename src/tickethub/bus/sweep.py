@@ -8,7 +8,10 @@ last sweep (``(seq, ticket_id)`` pairs, no event bodies), asks its bus which of 
 changes it never heard of (:meth:`InProcessBus.unheard`), and wakes their waiters, who
 read the tickets back. A change is judged only once it is a whole period old, so
 notifications still on their way are not taken for lost ones; a lost notification
-costs its waiters at most two periods.
+costs its waiters at most two periods. After the bus re-checked everything (its LISTEN
+connection came back: ``recheck_all``), the changes up to the log's end read after it
+are not judged: every waiter read its ticket back then, and the bus forgot what it had
+heard.
 
 Events commit in seq order (``store/advisory_locks.py``: ``EVENT_LOG``), so a range of
 seqs read once is complete and is never read again.
@@ -42,11 +45,15 @@ class MissedNotificationSweep:
         backoff = Backoff(log, "missed-notification sweep", longest=max(self._every, 30.0))
         checked: int | None = None  # every change up to this seq has been judged
         pending = 0  # the log's end at the last sweep: judged at the next
+        rechecks = self._bus.rechecks
         while True:
             try:
+                seen = self._bus.rechecks  # read before the log's end: see the doc
                 end = await asyncio.to_thread(self._events.last_seq)
-                if checked is None:  # at start: what came before is the past
-                    checked = end
+                if checked is None or seen != rechecks:
+                    # At start, what came before is the past; after a re-check, every
+                    # waiter has read back what was committed before it.
+                    checked, rechecks = end, seen
                 elif pending > checked:
                     await self._judge(checked, pending)
                     checked = pending
