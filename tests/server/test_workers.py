@@ -24,9 +24,9 @@ from bench.hub import child_pids
 from click.testing import CliRunner
 from sqlalchemy import text
 
-from tests.channels.chat_hooks.conftest import SLACK_SECRET
-from tests.channels.chat_hooks.test_slack import ALICE, BOT_USER, signed
-from tests.channels.chat_hooks.test_slack import event as slack_event
+from tests.channels.chat_hooks.payloads.slack import ALICE, BOT_USER, signed
+from tests.channels.chat_hooks.payloads.slack import SECRET as SLACK_SECRET
+from tests.channels.chat_hooks.payloads.slack import event as slack_event
 from tests.conftest import ADMIN_TOKEN, LIVE_TIMEOUT, bearer, require_server
 from tests.server.serving import connection_to, serving_workers
 from tickethub.cli.main import cli

@@ -4,38 +4,13 @@ with the replies posted to a stand-in ``/api/v4/posts`` under the right root."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 from bench.chat_standin import StandIn
 
-from tests.channels.chat_hooks.conftest import MATTERMOST_TOKEN, stored
+from tests.channels.chat_hooks.conftest import stored
 from tests.channels.chat_hooks.flow import order_lunch, saved_order
+from tests.channels.chat_hooks.payloads.mattermost import CHANNEL, outgoing, slash
 from tickethub.server.runtime import HubRuntime
-
-CHANNEL = "fukxanjgjbnp7ng383at53k1sy"
-USERS = {"alice": "alice0id", "bob": "bob00id"}
-
-
-def outgoing(who: str, text: str, post_id: str, root_id: str = "") -> dict[str, Any]:
-    """An outgoing webhook request body, as Mattermost documents it."""
-    return {"token": MATTERMOST_TOKEN, "team_id": "qnmmtbn6bfgsmxpbjx3fqy8rxe",
-            "team_domain": "lunch", "channel_id": CHANNEL, "channel_name": "town-square",
-            "timestamp": "1700000000000", "user_id": USERS[who], "user_name": who,
-            "post_id": post_id, "root_id": root_id, "text": text,
-            "trigger_word": "@bot", "file_ids": ""}
-
-
-def slash(who: str, command: str, text: str, root_id: str = "") -> dict[str, Any]:
-    """A slash command request body."""
-    body = {"channel_id": CHANNEL, "channel_name": "town-square", "command": command,
-            "response_url": "https://mm.example.com/hooks/commands/abc",
-            "team_domain": "lunch", "team_id": "qnmmtbn6bfgsmxpbjx3fqy8rxe", "text": text,
-            "token": MATTERMOST_TOKEN, "trigger_id": f"trig-{who}-{command}-{text}",
-            "user_id": USERS[who], "user_name": who}
-    if root_id:
-        body["root_id"] = root_id
-    return body
 
 
 async def test_an_unknown_token_is_401_and_nothing_is_queued(

@@ -10,7 +10,7 @@ import httpx
 from bench.chat_standin import StandIn
 
 from tests.channels.chat_hooks.conftest import stored
-from tests.channels.chat_hooks.test_slack import ALICE, BOT_USER, event, signed
+from tests.channels.chat_hooks.payloads.slack import ALICE, BOT_USER, event, signed
 from tickethub.api.app import create_app
 from tickethub.errors import DatabaseUnavailable
 from tickethub.server.runtime import HubRuntime

@@ -4,46 +4,16 @@ foodselection end to end with the replies sent to a stand-in ``sendMessage``."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 from bench.chat_standin import StandIn
 
-from tests.channels.chat_hooks.conftest import TELEGRAM_SECRET, stored
+from tests.channels.chat_hooks.conftest import stored
 from tests.channels.chat_hooks.flow import order_lunch, saved_order
+from tests.channels.chat_hooks.payloads.telegram import CHAT, HEADERS, update
 from tickethub.channels.chat_hooks.base import Actors
 from tickethub.channels.chat_hooks.telegram import WHOLE_CHAT, parse_update
 from tickethub.domain.tickets import TicketQuery
 from tickethub.server.runtime import HubRuntime
-
-CHAT = -1001234567890
-USERS = {"alice": 1111111, "bob": 2222222}
-HEADERS = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
-
-
-def update(update_id: int, who: str, text: str, message_id: int, *,
-           topic: int | None = None, reply_to: int | None = None) -> dict[str, Any]:
-    """An update with a text message in a forum supergroup, as the Bot API sends it."""
-    message: dict[str, Any] = {
-        "message_id": message_id,
-        "from": {"id": USERS[who], "is_bot": False, "first_name": who.title(),
-                 "username": who, "language_code": "en"},
-        "chat": {"id": CHAT, "title": "Lunch", "type": "supergroup", "is_forum": True},
-        "date": 1700000000, "text": text}
-    if text.startswith("/"):
-        message["entities"] = [{"offset": 0, "length": len(text.split()[0]),
-                                "type": "bot_command"}]
-    if topic is not None:
-        message["message_thread_id"] = topic
-        message["is_topic_message"] = True
-        message["reply_to_message"] = {"message_id": topic, "date": 1699990000,
-                                       "chat": message["chat"],
-                                       "forum_topic_created": {"name": "Friday lunch",
-                                                               "icon_color": 7322096}}
-    if reply_to is not None:
-        message["reply_to_message"] = {"message_id": reply_to, "date": 1700000000,
-                                       "chat": message["chat"], "text": "?"}
-    return {"update_id": update_id, "message": message}
 
 
 def test_message_thread_id_is_a_thread_only_in_a_topic() -> None:
