@@ -1,7 +1,8 @@
-"""A local stand-in for the chat platforms' send APIs: records every call and answers
-like the platform (Slack ``chat.postMessage``, Mattermost ``POST /api/v4/posts``,
+"""A local stand-in for the chat platforms' send APIs: records every message sent and
+answers like the platform (Slack ``chat.postMessage``, Mattermost ``POST /api/v4/posts``,
 Telegram ``sendMessage``), each sent message getting a fresh id and its arrival time
-(``perf_counter``). Used by tests/channels/chat_hooks and bench/chat_routing."""
+(``perf_counter``); Mattermost's ``GET /api/v4/users/me`` names the bot
+(``MATTERMOST_BOT``). Used by tests/channels/chat_hooks and bench/chat_routing."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ class Call:
 
 
 class StandIn:
+    MATTERMOST_BOT = "mmbot00000000000000000000a"  # the Mattermost bot's user id
+
     def __init__(self) -> None:
         self.calls: list[Call] = []
         self._ids = 0
@@ -46,6 +49,18 @@ class StandIn:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def do_GET(self) -> None:  # Mattermost's users/me: who the bot is
+                if not self.path.endswith("/api/v4/users/me"):
+                    self.send_error(404)
+                    return
+                data = json.dumps({"id": standin.MATTERMOST_BOT, "username": "bot",
+                                   "is_bot": True}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def log_message(self, *args: Any) -> None:
                 pass
 
@@ -63,7 +78,8 @@ class StandIn:
             return {"ok": True, "channel": call.body.get("channel"),
                     "ts": f"1700000000.{n:06d}", "message": {"text": call.body.get("text")}}
         if call.path.endswith("/api/v4/posts"):
-            return {"id": f"botpost{n:020d}", "channel_id": call.body.get("channel_id"),
+            return {"id": f"botpost{n:020d}", "user_id": self.MATTERMOST_BOT,
+                    "channel_id": call.body.get("channel_id"),
                     "root_id": call.body.get("root_id", ""),
                     "message": call.body.get("message")}
         return {"ok": True, "result": {"message_id": 9000 + n,

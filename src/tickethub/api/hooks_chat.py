@@ -101,10 +101,12 @@ async def mattermost_hook(request: Request, hub: HooksDoor = Depends(runtime)) -
                 str(payload["channel_id"]),
                 f"@{payload.get('user_name') or payload['user_id']}: "
                 f"{payload['command']} {payload.get('text', '')}".strip())
-        msg = mattermost.parse_post(payload, transport.actors, root)
+        bot = None if mattermost.is_command(payload) else await transport.bot_user()
+        msg = mattermost.parse_post(payload, transport.actors, root, bot)
     except ValueError as exc:
         raise ValidationFailed(f"{exc} is missing or not a string", field=str(exc)) from None
-    await transport.accept(msg)
+    if msg is not None:
+        await transport.accept(msg)
     return {}  # nothing posted from here: the replies go through the API
 
 

@@ -8,6 +8,10 @@ the thread at its ``root_id`` (a post in a thread) or else at its own ``post_id`
 otherwise the hook first posts the command as a new root (``@alice: /foodselection
 tomorrow``) and the conversation lives under it.
 
+An outgoing webhook fires on the bot's own posts too (on every post of its channel when
+it has no trigger words): a post by the bot's user (``GET /api/v4/users/me`` with its
+token, asked once) is not a chat message.
+
 Outbound: ``POST {url}/api/v4/posts`` with ``root_id`` and the bot's token; the created
 post's id is the event id. Direct messages are not supported here: a step that insists
 on one is asked in the thread, and cannot be answered there (docs/chat.md, "Not yet").
@@ -16,6 +20,7 @@ on one is asked in the thread, and cannot be answered there (docs/chat.md, "Not 
 from __future__ import annotations
 
 import hmac
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +28,8 @@ import httpx
 
 from tickethub.channels.chat_hooks.base import Actors, WebhookTransport
 from tickethub.conversations.model import ChatMessage, Reply
+
+log = logging.getLogger(__name__)
 
 TRANSPORT = "mattermost"
 
@@ -49,13 +56,15 @@ def is_command(payload: Mapping[str, Any]) -> bool:
     return bool(payload.get("command"))
 
 
-def parse_post(payload: Mapping[str, Any], actors: Actors, root: str | None = None
-               ) -> ChatMessage:
+def parse_post(payload: Mapping[str, Any], actors: Actors, root: str | None = None,
+               bot_user: str | None = None) -> ChatMessage | None:
     """The chat message in an outgoing webhook or slash command payload (``root``: the
-    thread root the hook made for a top-level slash command). Raises ``ValueError``
-    naming a missing field."""
+    thread root the hook made for a top-level slash command); ``None`` for a post by
+    ``bot_user``, the bot itself. Raises ``ValueError`` naming a missing field."""
     channel = _field(payload, "channel_id")
     user = _field(payload, "user_id")
+    if bot_user is not None and user == bot_user:
+        return None
     root_id = payload.get("root_id") or None
     if is_command(payload):
         event_id = _field(payload, "trigger_id")
@@ -82,7 +91,22 @@ class MattermostTransport(WebhookTransport):
         super().__init__(actors)
         self._http = http
         self._posts = url.rstrip("/") + "/api/v4/posts"
+        self._me = url.rstrip("/") + "/api/v4/users/me"
         self._token = token
+        self._bot_user: str | None = None
+
+    async def bot_user(self) -> str | None:
+        """The bot's user id, asked of Mattermost once; ``None`` while it cannot be
+        asked (then a post is taken as someone else's, and the next call asks again)."""
+        if self._bot_user is None:
+            try:
+                response = await self._http.get(
+                    self._me, headers={"Authorization": f"Bearer {self._token}"})
+                response.raise_for_status()
+                self._bot_user = str(response.json()["id"])
+            except (httpx.HTTPError, ValueError, KeyError):
+                log.warning("asking Mattermost who the bot is failed", exc_info=True)
+        return self._bot_user
 
     async def post(self, channel: str, text: str, root: str | None = None) -> str:
         """Create a post (in ``root``'s thread); return its id."""
