@@ -7,22 +7,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.channels.matrix.people import BOT, Person, register, synapse_running
-from tests.conftest import require_server
-
-HUMAN = "@human:localhost"
-HUMAN_PASSWORD = "human-password"
-SECOND = "@human2:localhost"
+from tests.channels.matrix.kit import room_with_people
+from tests.channels.matrix.people import Person
 
 
 @pytest.fixture
 async def people() -> AsyncIterator[tuple[Person, Person, str]]:
-    require_server("Matrix Synapse", synapse_running())
-    await register("human2", "human2-password")
-    alice = await Person.login(HUMAN, HUMAN_PASSWORD)
-    bob = await Person.login(SECOND, "human2-password")
-    room = await alice.create_room(invite=[BOT, SECOND])
-    await bob.join(room)
-    yield alice, bob, room
-    await alice.close()
-    await bob.close()
+    async with room_with_people() as found:
+        yield found

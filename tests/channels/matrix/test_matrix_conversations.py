@@ -4,13 +4,13 @@ middle, and a timeout that passes while the hub is down."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from tests.channels.matrix.kit import BOT_PASSWORD, HUMAN, SECOND
 from tests.channels.matrix.people import BOT, HOMESERVER, Person
 from tests.conftest import ADMIN_TOKEN
 from tests.conversations.conftest import Hub
@@ -24,11 +24,6 @@ from tickethub.domain.tickets import TicketQuery
 from tickethub.server.runtime import HubRuntime
 from tickethub.server.system import SystemClock
 from tickethub.settings import Settings
-
-HUMAN = os.environ.get("MATRIX_HUMAN_USER", "@human:localhost")
-HUMAN_PASSWORD = os.environ.get("MATRIX_HUMAN_PASSWORD", "human-password")
-BOT_PASSWORD = os.environ.get("MATRIX_BOT_PASSWORD", "bot-password")
-SECOND = "@human2:localhost"
 
 
 @asynccontextmanager

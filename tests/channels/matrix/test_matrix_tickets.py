@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.channels.matrix.kit import BOT_PASSWORD, HUMAN, SECOND
 from tests.channels.matrix.people import BOT, HOMESERVER, Person, wait_top_level
-from tests.channels.matrix.test_matrix_conversations import BOT_PASSWORD, HUMAN, SECOND
 from tests.conftest import ADMIN_TOKEN
 from tickethub.domain.actors import Actor, Role
 from tickethub.domain.status import Kind
