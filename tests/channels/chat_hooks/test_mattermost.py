@@ -1,6 +1,7 @@
 """``POST /hooks/mattermost`` with Mattermost's outgoing webhook and slash command
-payloads (form and JSON): tokens, redeliveries, threads, and foodselection end to end
-with the replies posted to a stand-in ``/api/v4/posts`` under the right root."""
+payloads (form and JSON), beyond the chat transport contract
+(``tests/channels/test_chat_transport_contract.py``): tokens and problems naming the
+field, and a slash command opening the thread its conversation lives in."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ import httpx
 from bench.chat_standin import StandIn
 
 from tests.channels.chat_hooks.conftest import stored
-from tests.channels.chat_hooks.flow import order_lunch, saved_order
-from tests.channels.chat_hooks.payloads.mattermost import CHANNEL, outgoing, slash
+from tests.channels.chat_hooks.payloads.mattermost import outgoing, slash
 from tickethub.server.runtime import HubRuntime
 
 
@@ -36,31 +36,6 @@ async def test_bad_payloads_name_the_field(client: httpx.AsyncClient) -> None:
     r = await client.post("/hooks/mattermost", data=body)
     assert r.status_code == 422
     assert r.json()["field"] == "channel_id"
-
-
-async def test_foodselection_over_outgoing_webhooks(
-        client: httpx.AsyncClient, runtime: HubRuntime, standin: StandIn) -> None:
-    root = "rootpost0000000000000000001"
-    posts = iter(range(1, 100))
-
-    async def start() -> None:
-        first = outgoing("alice", "@bot foodselection tomorrow", root)
-        for _ in range(2):  # Mattermost redelivers the same post: one conversation
-            r = await client.post("/hooks/mattermost", data=first)
-            assert r.status_code == 200
-
-    async def say(who: str, text: str) -> None:
-        r = await client.post("/hooks/mattermost",
-                              json=outgoing(who, text, f"post{next(posts)}", root))
-        assert r.status_code == 200
-
-    calls = await order_lunch(start, say, standin)
-    for call in calls:
-        assert call.path == "/api/v4/posts"
-        assert call.body["channel_id"] == CHANNEL and call.body["root_id"] == root
-        assert call.headers["Authorization"] == "Bearer mm-bot-token"
-    assert len(standin.calls) == 4
-    saved_order(runtime, "mattermost:bob00id")
 
 
 async def test_a_slash_command_opens_a_thread_the_conversation_lives_in(

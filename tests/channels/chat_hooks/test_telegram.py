@@ -1,6 +1,8 @@
-"""``POST /hooks/telegram`` with Bot API updates: the secret header, redelivered
-updates, topics (``message_thread_id`` trusted only with ``is_topic_message``), and
-foodselection end to end with the replies sent to a stand-in ``sendMessage``."""
+"""``POST /hooks/telegram`` with Bot API updates, beyond the chat transport contract
+(``tests/channels/test_chat_transport_contract.py``, whose Telegram kit talks in forum
+topics): the secret header and problems naming the field, ``message_thread_id`` trusted
+only with ``is_topic_message``, and a group without topics, where replies to the bot
+route by ``reply_to_message``."""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ import httpx
 from bench.chat_standin import StandIn
 
 from tests.channels.chat_hooks.conftest import stored
-from tests.channels.chat_hooks.flow import order_lunch, saved_order
 from tests.channels.chat_hooks.payloads.telegram import CHAT, HEADERS, update
 from tickethub.channels.chat_hooks.base import Actors
 from tickethub.channels.chat_hooks.telegram import WHOLE_CHAT, parse_update
@@ -52,32 +53,6 @@ async def test_bad_updates_name_the_field(client: httpx.AsyncClient) -> None:
     r = await client.post("/hooks/telegram", json={"update_id": 12,
                                                    "edited_message": {}}, headers=HEADERS)
     assert r.status_code == 200 and r.json() == {"queued": False}
-
-
-async def test_foodselection_in_a_forum_topic(
-        client: httpx.AsyncClient, runtime: HubRuntime, standin: StandIn) -> None:
-    topic = 77
-    ids = iter(range(100, 200))
-    updates = iter(range(500, 600))
-
-    async def start() -> None:
-        first = update(next(updates), "alice", "/foodselection@LunchBot tomorrow",
-                       next(ids), topic=topic)
-        for _ in range(2):  # redelivered (no answer seen in time): handled once
-            r = await client.post("/hooks/telegram", json=first, headers=HEADERS)
-            assert r.status_code == 200
-
-    async def say(who: str, text: str) -> None:
-        r = await client.post("/hooks/telegram", headers=HEADERS, json=update(
-            next(updates), who, text, next(ids), topic=topic))
-        assert r.status_code == 200
-
-    calls = await order_lunch(start, say, standin)
-    for call in calls:
-        assert call.path == "/bot123:ABC/sendMessage"
-        assert call.body["chat_id"] == CHAT and call.body["message_thread_id"] == topic
-    assert len(standin.calls) == 4
-    saved_order(runtime, "telegram:2222222")
 
 
 async def test_in_a_group_without_topics_replies_to_the_bot_route_by_reply_to(

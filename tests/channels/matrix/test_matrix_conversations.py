@@ -1,5 +1,7 @@
-"""Conversations over the real Synapse: threads, two people, the hub restarted in the
-middle, and a timeout that passes while the hub is down."""
+"""Conversations over the real Synapse, beyond the chat transport contract
+(``tests/channels/test_chat_transport_contract.py``): a hub down longer than its
+backlog window, a limited timeline paged back, a timeout that passes while the hub is
+down, and the transport as a hub component."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from tests.channels.matrix.kit import BOT_PASSWORD, HUMAN, SECOND
+from tests.channels.matrix.kit import BOT_PASSWORD
 from tests.channels.matrix.people import BOT, HOMESERVER, Person
 from tests.conftest import ADMIN_TOKEN
 from tests.conversations.conftest import Hub
@@ -43,36 +45,6 @@ async def serving(engine: ConversationEngine, room: str, *, tokens: SyncTokens |
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         await transport.close()
-
-
-async def test_foodselection_in_a_thread_with_a_restart_and_a_second_person(
-        tmp_path: Path, people: tuple[Person, Person, str]) -> None:
-    alice, bob, room = people
-    hub = Hub(f"sqlite:///{tmp_path / 'hub.db'}", SystemClock(), foodselection.handlers,
-              frozenset())
-    try:
-        async with serving(hub.engine, room):
-            root = await alice.send(room, "@bot foodselection tomorrow")
-            await alice.wait_bot(room, root, "Which dish for")
-            await alice.send(room, "3", thread=root)
-            await bob.send(room, "2", thread=root)  # bob talks in alice's thread
-            await alice.wait_bot(room, root, "Any dietary needs?")
-        # the hub is down; alice answers anyway
-        await alice.send(room, "Gluten-free", thread=root)
-        async with serving(hub.build(), room):
-            await alice.wait_bot(room, root, "Falafel bowl, gluten-free, on")
-            await alice.send(room, "yes", thread=root)
-            await alice.wait_bot(room, root, f"Saved: Falafel bowl (gluten-free) for {HUMAN}")
-            await bob.send(room, "@bot orders tomorrow", thread=root)
-            await alice.wait_bot(room, root, f"- {HUMAN}: Falafel bowl (gluten-free)")
-        ticket = hub.tickets.get(1)
-        assert ticket.status is Status.ANSWERED and ticket.answer is not None
-        assert ticket.answer.data["dish"] == "Falafel bowl"
-        assert ticket.refs["chat_thread"] == f"matrix|{room}|{root}"
-        bobs = [(m.body, m.trusted) for m in hub.tickets.messages(1) if m.author == SECOND]
-        assert bobs == [("2", False)]
-    finally:
-        hub.close()
 
 
 class _Tokens:
