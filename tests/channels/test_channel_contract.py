@@ -12,9 +12,12 @@ given, a Matrix transport that keeps what it posts, ``tests/github/gh_fake``).
   the channel it came from; forged or unauthorised input changes nothing an agent
   would obey.
 
-Chat webhooks (Slack, Mattermost, Telegram) are conversation transports, not
-``Channel``s: their inbound contract (signatures, retries, who may steer) is
-``tests/channels/chat_hooks``.
+The chat transports (Slack, Mattermost, Telegram and Matrix conversations) are not
+``Channel``s: they feed the conversation engine. Their promises (a thread answered in
+that thread, a redelivery handled once, forgeries refused, bystanders kept not obeyed,
+a taken message surviving a restart, no echoes) are the chat transport contract,
+``tests/channels/test_chat_transport_contract.py``, built the same way: a kit per
+transport with its platform.
 """
 
 from __future__ import annotations
