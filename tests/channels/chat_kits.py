@@ -62,6 +62,7 @@ class ChatKit:
     room: str  # where the kit's people talk
     people: dict[str, str]  # alice and bob → the hub actor each one is
     cannot_forge: str | None = None  # why this platform has no input to forge
+    cannot_quote: str | None = None  # why this platform has no reply to one message
     wait_seconds = 30.0
 
     def __init__(self) -> None:
@@ -83,6 +84,10 @@ class ChatKit:
     async def say(self, who: str, text: str, thread: str | None = None) -> Said:
         """``who`` says ``text`` in ``thread`` (top level: a new thread). ``@bot`` at the
         start is the platform's way of calling the bot."""
+        raise NotImplementedError
+
+    async def answer(self, who: str, text: str, question: Sent) -> Said:
+        """``who`` replies to the bot's ``question`` (quoting it), in its thread."""
         raise NotImplementedError
 
     async def redeliver(self, said: Said) -> None:
@@ -182,8 +187,12 @@ class HookKit(ChatKit):
         self.standin.close()
 
 
+_THREADS_ONLY = "{} has threads but no reply to one message: a thread is the reply"
+
+
 class SlackKit(HookKit):
     name, path, room = "slack", "/hooks/slack", slack.CHANNEL
+    cannot_quote = _THREADS_ONLY.format("Slack")
     people = {"alice": "alice", "bob": f"slack:{slack.BOB}"}
     _users = {"alice": slack.ALICE, "bob": slack.BOB}
 
@@ -235,6 +244,7 @@ class MattermostKit(HookKit):
     """Outgoing webhooks (JSON), each post its own event; the thread is ``root_id``."""
 
     name, path, room = "mattermost", "/hooks/mattermost", mattermost.CHANNEL
+    cannot_quote = _THREADS_ONLY.format("Mattermost")
     people = {"alice": "alice", "bob": f"mattermost:{mattermost.USERS['bob']}"}
 
     def __init__(self, data_dir: Path, database_url: str) -> None:
@@ -293,6 +303,13 @@ class TelegramKit(HookKit):
         await self.delivered(json=payload, headers=telegram.HEADERS)
         topic = str(payload["message"]["message_thread_id"])
         return Said(f"update:{payload['update_id']}", topic, payload)
+
+    async def answer(self, who: str, text: str, question: Sent) -> Said:
+        assert question.thread is not None
+        message_id = int(question.id.rpartition(":")[2])
+        payload = self._update(who, text, question.thread, reply_to=message_id)
+        await self.delivered(json=payload, headers=telegram.HEADERS)
+        return Said(f"update:{payload['update_id']}", question.thread, payload)
 
     async def redeliver(self, said: Said) -> None:
         await self.delivered(json=said.raw, headers=telegram.HEADERS)

@@ -10,7 +10,8 @@ platform do (``tests/channels/chat_kits.py``; Matrix on the real Synapse,
    reply.
 3. Forged input (no platform secret) is refused: nothing is stored, nothing changes.
 4. A message from someone who may not steer the conversation is kept on its ticket,
-   untrusted, and not obeyed.
+   untrusted, and not obeyed: said in its thread, or (where the platform has replies
+   to one message: Telegram, Matrix) as a reply to the bot's question.
 5. A message the transport took survives a restart of the hub before it is handled.
 6. The bot's own messages, handed back by the platform, are not taken as input.
 
@@ -139,6 +140,22 @@ async def test_someone_who_may_not_steer_is_kept_on_the_ticket_not_obeyed(
         bobs = [(m.body, m.trusted) for m in hub.tickets.messages(ticket.id)
                 if m.author == kit.people["bob"]]
         assert bobs == [("2", False)]
+
+
+async def test_a_reply_to_the_bots_question_from_a_bystander_is_kept_not_obeyed(
+        kit: ChatKit) -> None:
+    if kit.cannot_quote:
+        pytest.skip(kit.cannot_quote)
+    async with kit.serving() as hub:
+        said = await kit.say("alice", START)
+        question = await kit.reply(said.thread, "Which dish")
+        await kit.answer("bob", "2", question)  # bob may not answer alice's question
+        await kit.answer("alice", "3", question)
+        await kit.reply(said.thread, "Any dietary needs?")
+        bobs = [(m.body, m.trusted) for m in hub.tickets.messages(_order(hub).id)
+                if m.author == kit.people["bob"]]
+        assert bobs == [("2", False)]
+        assert len(await kit.sent()) == 2
 
 
 async def test_a_message_taken_survives_a_restart_before_it_is_handled(

@@ -109,6 +109,12 @@ class MatrixKit(ChatKit):
         self._token_before[event] = token
         return Said(event, thread or event)
 
+    async def answer(self, who: str, text: str, question: Sent) -> Said:
+        assert question.thread is not None
+        event = await self._persons[who].send(self.room, text, thread=question.thread,
+                                              reply_to=question.id)
+        return Said(event, question.thread)
+
     async def redeliver(self, said: Said) -> None:
         token = self._token_before[said.id]
         assert token is not None, "said while no hub ran: nothing to redeliver from"
