@@ -6,6 +6,7 @@ field, and a slash command opening the thread its conversation lives in."""
 from __future__ import annotations
 
 import httpx
+import pytest
 from bench.chat_standin import StandIn
 
 from tests.channels.chat_hooks.conftest import stored
@@ -51,3 +52,20 @@ async def test_a_slash_command_opens_a_thread_the_conversation_lives_in(
     r = await client.post("/hooks/mattermost", data=outgoing("alice", "3", "px1", root))
     reply = (await standin.wait_for(3))[2]
     assert reply.body["root_id"] == root and "dietary" in reply.body["message"]
+
+
+async def test_posts_are_taken_while_mattermost_cannot_say_who_the_bot_is(
+        client: httpx.AsyncClient, runtime: HubRuntime,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bot's own posts are ignored (the chat transport contract) once Mattermost
+    said who the bot is; until it can, a post is taken rather than lost."""
+    transport = runtime.chat_hooks["mattermost"]
+    monkeypatch.setattr(transport, "_me", transport._me + "/gone")  # 404 at the stand-in
+    r = await client.post("/hooks/mattermost", json=outgoing("alice", "hello", "pz1"))
+    assert r.status_code == 200
+    assert stored(runtime, "mattermost") == ["pz1"]
+    monkeypatch.undo()
+    own = outgoing("bot", "Which dish?", "pz2", user_id=StandIn.MATTERMOST_BOT)
+    r = await client.post("/hooks/mattermost", json=own)
+    assert r.status_code == 200
+    assert stored(runtime, "mattermost") == ["pz1"]
