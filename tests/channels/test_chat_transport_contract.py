@@ -52,9 +52,9 @@ async def kit(request: pytest.FixtureRequest, tmp_path: Path,
         url = pg_databases.fresh()
     try:
         if name == "matrix":
-            from tests.channels.matrix.kit import MatrixKit, room_with_people
+            from tests.channels.matrix.kit import MatrixKit, shared_room_with_people
 
-            async with room_with_people() as (alice, bob, room):
+            async with shared_room_with_people() as (alice, bob, room):
                 matrix = MatrixKit(tmp_path / "data", url, alice, bob, room)
                 yield matrix
                 await matrix.close()
