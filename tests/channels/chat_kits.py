@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
@@ -75,10 +75,12 @@ class ChatKit:
         assert self._hub is not None, "no hub yet: enter serving() or down()"
         return self._hub
 
-    def serving(self) -> Any:  # an async context manager
+    def serving(self) -> AbstractAsyncContextManager[HubRuntime]:
+        """A hub running the transport's conversations, for the block."""
         raise NotImplementedError
 
-    def down(self) -> Any:  # an async context manager
+    def down(self) -> AbstractAsyncContextManager[None]:
+        """No hub runs the conversations, for the block."""
         raise NotImplementedError
 
     async def say(self, who: str, text: str, thread: str | None = None) -> Said:
