@@ -11,6 +11,7 @@ from bench.chat_standin import StandIn
 
 from tests.channels.chat_hooks.conftest import stored
 from tests.channels.chat_hooks.payloads.mattermost import outgoing, slash
+from tickethub.channels.chat_hooks import mattermost
 from tickethub.server.runtime import HubRuntime
 
 
@@ -60,11 +61,12 @@ async def test_posts_are_taken_while_mattermost_cannot_say_who_the_bot_is(
     """The bot's own posts are ignored (the chat transport contract) once Mattermost
     said who the bot is; until it can, a post is taken rather than lost."""
     transport = runtime.chat_hooks["mattermost"]
+    monkeypatch.setattr(mattermost, "LOOKUP_RETRY_SECONDS", 0)  # ask again at once
     monkeypatch.setattr(transport, "_me", transport._me + "/gone")  # 404 at the stand-in
     r = await client.post("/hooks/mattermost", json=outgoing("alice", "hello", "pz1"))
     assert r.status_code == 200
     assert stored(runtime, "mattermost") == ["pz1"]
-    monkeypatch.undo()
+    monkeypatch.setattr(transport, "_me", transport._me.removesuffix("/gone"))
     own = outgoing("bot", "Which dish?", "pz2", user_id=StandIn.MATTERMOST_BOT)
     r = await client.post("/hooks/mattermost", json=own)
     assert r.status_code == 200

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,6 +33,8 @@ from tickethub.conversations.model import ChatMessage, Reply
 log = logging.getLogger(__name__)
 
 TRANSPORT = "mattermost"
+LOOKUP_TIMEOUT_SECONDS = 3.0  # asking who the bot is
+LOOKUP_RETRY_SECONDS = 30  # after that failed
 
 
 def token_ok(given: object, tokens: Sequence[str]) -> bool:
@@ -94,18 +97,24 @@ class MattermostTransport(WebhookTransport):
         self._me = url.rstrip("/") + "/api/v4/users/me"
         self._token = token
         self._bot_user: str | None = None
+        self._ask_after = 0.0  # monotonic time before which the bot is not asked again
 
     async def bot_user(self) -> str | None:
         """The bot's user id, asked of Mattermost once; ``None`` while it cannot be
-        asked (then a post is taken as someone else's, and the next call asks again)."""
-        if self._bot_user is None:
+        asked (then a post is taken as someone else's). A failed question is asked
+        again ``LOOKUP_RETRY_SECONDS`` later at the soonest, briefly: it holds up the
+        hook's answer to Mattermost."""
+        if self._bot_user is None and time.monotonic() >= self._ask_after:
             try:
                 response = await self._http.get(
-                    self._me, headers={"Authorization": f"Bearer {self._token}"})
+                    self._me, headers={"Authorization": f"Bearer {self._token}"},
+                    timeout=LOOKUP_TIMEOUT_SECONDS)
                 response.raise_for_status()
                 self._bot_user = str(response.json()["id"])
-            except (httpx.HTTPError, ValueError, KeyError):
-                log.warning("asking Mattermost who the bot is failed", exc_info=True)
+            except (httpx.HTTPError, ValueError, KeyError) as exc:
+                self._ask_after = time.monotonic() + LOOKUP_RETRY_SECONDS
+                log.warning("asking Mattermost who the bot is failed (%s); asking again "
+                            "in %ds", exc, LOOKUP_RETRY_SECONDS)
         return self._bot_user
 
     async def post(self, channel: str, text: str, root: str | None = None) -> str:
