@@ -3,7 +3,6 @@ psycopg connections beside the engine's pool (the bus's LISTEN/NOTIFY, the leade
 
 from __future__ import annotations
 
-from psycopg.conninfo import make_conninfo
 from sqlalchemy.engine import URL
 
 
@@ -12,7 +11,10 @@ def libpq_conninfo(url: URL) -> str:
 
     Built from the parsed parts, not by re-rendering the URL: a rendered URL writes a
     space as ``+``, which libpq does not decode, so ``?options=-c%20x%3Dy`` would reach
-    the server as ``-c+x=y`` and the connection would never open."""
+    the server as ``-c+x=y`` and the connection would never open. Needs the
+    ``postgres`` extra (psycopg), imported here so a hub on SQLite runs without it."""
+    from psycopg.conninfo import make_conninfo
+
     parts: dict[str, object] = {"host": url.host, "port": url.port, "user": url.username,
                                 "password": url.password, "dbname": url.database}
     for key, value in url.query.items():
