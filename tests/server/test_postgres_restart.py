@@ -32,6 +32,7 @@ from bench.hub import child_pids
 import tickethub.bus.postgres as postgres_bus
 from tests.conftest import ADMIN_TOKEN, LIVE_TIMEOUT, bearer
 from tests.server.serving import connection_to, serving_workers
+from tests.waiting import eventually_blocking
 from tickethub.api.app import create_app
 from tickethub.bus.postgres import PostgresBus
 from tickethub.domain.actors import Actor, Role
@@ -292,10 +293,9 @@ def test_a_postgresql_restart_under_serve_workers_is_503_then_recovers(
         time.sleep(0.5)  # the load meets the outage too
 
         own_postgres.start()  # same port, same data
-        deadline = time.monotonic() + 120
-        while not all(c.get("/healthz").status_code == 200 for c in (leader, follower)):
-            assert time.monotonic() < deadline, "a worker did not recover"
-            time.sleep(0.2)
+        eventually_blocking(lambda: all(c.get("/healthz").status_code == 200
+                                        for c in (leader, follower)),
+                            "both workers serving again", seconds=120, every=0.2)
         stop.set()
         for loader in loaders:
             loader.result(timeout=60)  # a transport error would fail here: none dropped
@@ -313,11 +313,10 @@ def test_a_postgresql_restart_under_serve_workers_is_503_then_recovers(
         assert woke.headers["x-tickethub-timed-out"] == "false"
 
         assert child_pids(parent) == workers  # recovered without a restart
-        deadline = time.monotonic() + 60  # and the components' loops run again, once
-        while [c.get("/healthz").json()["leader"] for c in (leader, follower)].count(
-                True) != 1:
-            assert time.monotonic() < deadline, "no worker leads after the restart"
-            time.sleep(0.2)
+        eventually_blocking(  # and the components' loops run again, once
+            lambda: [c.get("/healthz").json()["leader"]
+                     for c in (leader, follower)].count(True) == 1,
+            "one worker leading after the restart", seconds=60, every=0.2)
         for ticket_id in acknowledged:
             assert follower.get(f"/api/v1/tickets/{ticket_id}",
                                 headers=auth).status_code == 200

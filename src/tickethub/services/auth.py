@@ -148,7 +148,7 @@ class AuthService:
         with self._store.write() as uow:
             if not uow.actors.revoke_token(token_id, self._clock.now()):
                 raise NotFound(f"token {token_id} does not exist or is revoked", field="id")
-        self._cache.clear()
+        self.forget_checked()
         self._revoked(str(token_id))
 
     def share_revocations(self, send: Callable[[str], None]) -> None:
